@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs onelearn's build and test dependencies on Debian 12, and only what is missing,
+# so running it twice costs one dpkg query.
+#
+# Never add python3-sklearn here: it pulls Boost 1.74 headers, which shadow the Boost 1.81
+# that Boost.PFR needs.
+set -euo pipefail
+
+packages=(
+  g++ cmake ccache make
+  libeigen3-dev libxtensor-dev libboost1.81-dev doctest-dev nlohmann-json3-dev
+  libopenmpi-dev openmpi-bin libucx-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libthrust-dev libopenblas-dev
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
