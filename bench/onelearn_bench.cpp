@@ -1,0 +1,138 @@
+// onelearn-bench: runs the reference workloads of shared/BENCH.md and prints one JSON object
+// per line, to be paired with the peers' lines from the same machine in the same run.
+//
+//   onelearn-bench --data DIR scaler                      classical workloads on DIR/<workload>/*.npy
+//   mpirun -np 2 onelearn-bench --policy mpi scaler       the same, data-parallel (each rank a shard)
+//   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
+//
+// Workloads implemented so far: scaler, allreduce. Others are reported as not implemented.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <onelearn/core/dataset.hpp>
+#include <onelearn/core/io.hpp>
+#include <onelearn/exec/local.hpp>
+#include <onelearn/preprocessing/standard_scaler.hpp>
+
+#ifdef ONELEARN_BENCH_WITH_MPI
+#include <mpi.h>
+#include <onelearn/exec/mpi.hpp>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Best wall time of `repeats` runs of `work`, each started together on every rank.
+template <class Exec>
+double best_seconds(const Exec& exec, int repeats, const std::function<void()>& work) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < repeats; ++i) {
+    exec.barrier();
+    const auto start = Clock::now();
+    work();
+    exec.barrier();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return best;
+}
+
+/// StandardScaler fit + transform on DIR/scaler/X.npy; quality: max |column mean| afterwards.
+template <class Exec>
+void bench_scaler(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::Dataset<double> all(onelearn::io::load_npy<onelearn::Matrix<double>>(dir + "/scaler/X.npy"));
+  const auto shard = all.shard(exec);
+  onelearn::Matrix<double> transformed;
+  onelearn::preprocessing::StandardScaler<double, Exec> scaler({}, exec);
+  const double seconds = best_seconds(exec, 3, [&] { transformed = scaler.fit(shard.features()).transform(shard.features()); });
+
+  // Quality over all ranks: the global column means of the transformed data.
+  onelearn::Vector<double> sums = transformed.colwise().sum().transpose();
+  exec.allreduce(std::span(sums.data(), static_cast<std::size_t>(sums.size())), onelearn::exec::reduce_op::sum);
+  const double quality = (sums / static_cast<double>(all.size())).cwiseAbs().maxCoeff();
+  if (exec.rank() == 0) {
+    std::printf(R"({"workload": "scaler", "impl": "onelearn", "policy": "%s", "ranks": %d, "seconds": %.6g, "quality": %.6g})" "\n",
+                policy, exec.size(), seconds, quality);
+  }
+}
+
+#ifdef ONELEARN_BENCH_WITH_MPI
+/// exec::mpi all-reduce of float sums, 1 KiB to 64 MiB; bus bandwidth as nccl-tests define it.
+void bench_allreduce(const onelearn::exec::mpi& exec) {
+  for (std::size_t bytes = 1024; bytes <= (std::size_t{64} << 20); bytes *= 4) {
+    std::vector<float> buffer(bytes / sizeof(float), 1.0f);
+    const int repeats = bytes <= (std::size_t{1} << 20) ? 50 : 5;
+    // Median-free and simple: the best of the repeats, as the other workloads report.
+    const double seconds = best_seconds(exec, repeats, [&] {
+      exec.allreduce(std::span(buffer), onelearn::exec::reduce_op::sum);
+    });
+    const double p = exec.size();
+    const double busbw = 2 * (p - 1) / p * static_cast<double>(bytes) / seconds / 1e9;
+    if (exec.rank() == 0) {
+      std::printf(R"({"workload": "allreduce", "impl": "onelearn", "policy": "mpi", "ranks": %d, "bytes": %zu, "seconds": %.6g, "busbw_gbps": %.4g})" "\n",
+                  exec.size(), bytes, seconds, busbw);
+    }
+  }
+}
+#endif
+
+template <class Exec>
+int run(const std::vector<std::string>& workloads, const std::string& dir, const Exec& exec, const char* policy) {
+  for (const auto& workload : workloads) {
+    if (workload == "scaler") {
+      bench_scaler(dir, exec, policy);
+#ifdef ONELEARN_BENCH_WITH_MPI
+    } else if (workload == "allreduce" && Exec::is_distributed) {
+      if constexpr (Exec::is_distributed) bench_allreduce(exec);
+#endif
+    } else if (exec.rank() == 0) {
+      std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "%s", "error": "not implemented"})" "\n",
+                  workload.c_str(), policy);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = ".";
+  std::string policy = "local";
+  std::vector<std::string> workloads;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+      policy = argv[++i];
+    } else {
+      workloads.emplace_back(argv[i]);
+    }
+  }
+  if (workloads.empty()) {
+    std::fprintf(stderr, "usage: onelearn-bench [--data DIR] [--policy local|mpi] WORKLOAD...\n");
+    return 2;
+  }
+  try {
+    if (policy == "local") return run(workloads, dir, onelearn::exec::local{}, "local");
+#ifdef ONELEARN_BENCH_WITH_MPI
+    if (policy == "mpi") {
+      MPI_Init(&argc, &argv);
+      const int status = run(workloads, dir, onelearn::exec::mpi(MPI_COMM_WORLD), "mpi");
+      MPI_Finalize();
+      return status;
+    }
+#endif
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "onelearn-bench: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "onelearn-bench: unknown or unavailable policy '%s'\n", policy.c_str());
+  return 2;
+}

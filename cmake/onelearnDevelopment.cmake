@@ -1,0 +1,26 @@
+# Settings for building onelearn's own tests, examples and benchmarks. Never applied to a
+# project that consumes onelearn.
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
+endif()
+
+find_program(ONELEARN_CCACHE ccache)
+if(ONELEARN_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${ONELEARN_CCACHE}")
+endif()
+
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)  # for clang-tidy and clangd
+
+option(ONELEARN_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+
+# Warnings for onelearn's own code. Dependencies come in as SYSTEM includes, so their
+# warnings stay out of the way.
+add_library(onelearn_warnings INTERFACE)
+target_compile_options(onelearn_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wnon-virtual-dtor -Werror=return-type)
+if(ONELEARN_SANITIZE)
+  target_compile_options(onelearn_warnings INTERFACE
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(onelearn_warnings INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,177 @@
+#pragma once
+// preprocessing::StandardScaler: removes each feature's mean and divides by its standard
+// deviation, as scikit-learn's StandardScaler (population variance, ddof = 0).
+//
+// Distributed: each rank passes its own rows; the per-feature sums and then the sums of squared
+// deviations about the global mean are all-reduced (two passes: the one-pass sum of squares
+// cancels badly for features with a large mean). Every rank ends with the same mean and scale.
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/moments.hpp"
+#include "onelearn/core/params.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/core/validation.hpp"
+#include "onelearn/exec/local.hpp"
+
+namespace onelearn::preprocessing {
+
+struct StandardScalerParams {
+  bool with_mean = true;  ///< subtract the mean
+  bool with_std = true;   ///< divide by the standard deviation
+
+  static constexpr std::array<std::string_view, 2> names{"with_mean", "with_std"};
+};
+
+template <class T, class Exec = exec::local>
+class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScalerParams> {
+ public:
+  using value_type = T;
+  using Params = StandardScalerParams;
+
+  explicit StandardScaler(const Params& params = {}, Exec exec = {})
+      : WithParams<StandardScaler, Params>(params), exec_(std::move(exec)) {}
+
+  StandardScaler& fit(const MatrixRef<T>& X) { return fit_impl(X, std::nullopt); }
+
+  StandardScaler& fit(const MatrixRef<T>& X, const VectorRef<T>& sample_weight) {
+    return fit_impl(X, sample_weight);
+  }
+
+  /// Fits on a Dataset's features, with its sample weights when it has them.
+  template <class Y>
+  StandardScaler& fit(const Dataset<T, Y>& data) {
+    if (data.has_sample_weights()) return fit(data.features(), data.sample_weights());
+    return fit(data.features());
+  }
+
+  [[nodiscard]] Matrix<T> transform(const MatrixRef<T>& X) const {
+    check_transform_input("StandardScaler.transform", X);
+    Matrix<T> out = X;
+    if (this->params_.with_mean) out.rowwise() -= mean_.transpose();
+    if (this->params_.with_std) out.array().rowwise() /= scale_.transpose().array();
+    return out;
+  }
+
+  Matrix<T> fit_transform(const MatrixRef<T>& X) { return fit(X).transform(X); }
+
+  [[nodiscard]] Matrix<T> inverse_transform(const MatrixRef<T>& X) const {
+    check_transform_input("StandardScaler.inverse_transform", X);
+    Matrix<T> out = X;
+    if (this->params_.with_std) out.array().rowwise() *= scale_.transpose().array();
+    if (this->params_.with_mean) out.rowwise() += mean_.transpose();
+    return out;
+  }
+
+  /// Per-feature mean of the training data (computed even when with_mean is false, like
+  /// scikit-learn, as long as with_std needs it).
+  [[nodiscard]] const Vector<T>& mean() const { return require_fitted("StandardScaler.mean", mean_); }
+  /// Per-feature population variance of the training data.
+  [[nodiscard]] const Vector<T>& var() const { return require_fitted("StandardScaler.var", var_); }
+  /// Per-feature divisor: the standard deviation, or 1 for a constant feature (so it maps to 0)
+  /// and for every feature when with_std is false.
+  [[nodiscard]] const Vector<T>& scale() const { return require_fitted("StandardScaler.scale", scale_); }
+  /// Samples seen in fit, over all ranks.
+  [[nodiscard]] std::int64_t n_samples_seen() const {
+    return require_fitted("StandardScaler.n_samples_seen", n_samples_seen_);
+  }
+  [[nodiscard]] index_t n_features_in() const {
+    return require_fitted("StandardScaler.n_features_in", n_features_);
+  }
+  [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
+  [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+
+ private:
+  StandardScaler& fit_impl(const MatrixRef<T>& X, const std::optional<VectorRef<T>>& weights) {
+    constexpr std::string_view where = "StandardScaler.fit";
+    fitted_ = false;
+    exec_.propagate_errors([&] {
+      validation::check_finite(where, "X", X);
+      if (weights) {
+        validation::check_same_length(where, "sample_weight", X.rows(), weights->size());
+        validation::check_sample_weights<T>(where, *weights);
+      }
+    });
+    const std::array<std::int64_t, 1> n_features{X.cols()};
+    exec_.check_same_shape("the number of features of X", n_features);
+
+    // Pass 1: total weight, sample count and per-feature sums, in one all-reduce.
+    const index_t p = X.cols();
+    Vector<double> totals(p + 2);
+    totals(0) = weights ? weights->template cast<double>().sum() : static_cast<double>(X.rows());
+    totals(1) = static_cast<double>(X.rows());
+    totals.tail(p) = detail::column_sums<T>(X, weights);
+    exec_.allreduce(std::span(totals.data(), totals.size()), exec::reduce_op::sum);
+    const double total_weight = totals(0);
+    if (totals(1) == 0 || p == 0) {
+      throw invalid_argument(std::string(where) + ": expected at least one sample and one " +
+                             "feature, found " + std::to_string(static_cast<long long>(totals(1))) +
+                             " x " + std::to_string(p));
+    }
+    if (total_weight <= 0) {
+      throw invalid_argument(std::string(where) + ": expected a positive total sample_weight, " +
+                             "found " + std::to_string(total_weight));
+    }
+    const Vector<double> mean = totals.tail(p) / total_weight;
+
+    // Pass 2: sums of squared deviations about the global mean.
+    Vector<double> square_sums(p);
+    if (this->params_.with_std) {
+      square_sums = detail::centered_square_sums<T>(X, mean, weights);
+      exec_.allreduce(std::span(square_sums.data(), square_sums.size()), exec::reduce_op::sum);
+    }
+    const Vector<double> var = square_sums / total_weight;
+
+    mean_ = mean.cast<T>();
+    var_ = this->params_.with_std ? var.cast<T>() : Vector<T>();
+    scale_ = Vector<T>::Ones(p);
+    if (this->params_.with_std) {
+      for (index_t j = 0; j < p; ++j) {
+        if (!is_constant_feature(var(j), mean(j), total_weight)) {
+          scale_(j) = static_cast<T>(std::sqrt(var(j)));
+        }
+      }
+    }
+    n_samples_seen_ = static_cast<std::int64_t>(totals(1));
+    n_features_ = p;
+    fitted_ = true;
+    return *this;
+  }
+
+  /// scikit-learn's test for a feature whose variance is rounding noise: such a feature gets a
+  /// scale of 1 instead of dividing by a tiny number.
+  static bool is_constant_feature(double var, double mean, double n) {
+    constexpr double eps = std::numeric_limits<double>::epsilon();
+    const double bound = n * eps * var + (n * mean * eps) * (n * mean * eps);
+    return var <= bound;
+  }
+
+  void check_transform_input(std::string_view where, const MatrixRef<T>& X) const {
+    fitted(where);
+    validation::check_n_features(where, n_features_, X.cols());
+    validation::check_finite(where, "X", X);
+  }
+
+  void fitted(std::string_view where) const { validation::check_fitted(where, fitted_); }
+
+  template <class V>
+  const V& require_fitted(std::string_view where, const V& attribute) const {
+    fitted(where);
+    return attribute;
+  }
+
+  Exec exec_;
+  Vector<T> mean_, var_, scale_;
+  std::int64_t n_samples_seen_ = 0;
+  index_t n_features_ = 0;
+  bool fitted_ = false;
+};
+
+}  // namespace onelearn::preprocessing

@@ -1,0 +1,37 @@
+# A downstream project builds against onelearn three ways (nlohmann/json's tests/cmake_*):
+# find_package after `cmake --install`, add_subdirectory, and FetchContent from a local path.
+# Each configures, builds and runs tests/consumer in a build tree of its own.
+set(consumer_source "${CMAKE_CURRENT_SOURCE_DIR}/consumer")
+set(consumer_root "${CMAKE_CURRENT_BINARY_DIR}/consumer")
+set(consumer_prefix "${consumer_root}/prefix")
+
+add_test(NAME cmake_install
+  COMMAND ${CMAKE_COMMAND} --install ${PROJECT_BINARY_DIR} --prefix ${consumer_prefix})
+set_tests_properties(cmake_install PROPERTIES FIXTURES_SETUP onelearn_installed LABELS cmake)
+
+set(consumer_common_args
+  -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+  -DCMAKE_BUILD_TYPE=Debug  # the fastest compile: these tests are about the build, not speed
+  -DONELEARN_SOURCE_DIR=${PROJECT_SOURCE_DIR})
+if(CMAKE_CXX_COMPILER_LAUNCHER)
+  list(APPEND consumer_common_args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
+endif()
+
+foreach(mode find_package add_subdirectory fetchcontent)
+  set(build_dir "${consumer_root}/${mode}")
+  set(extra_args)
+  if(mode STREQUAL "find_package")
+    # Only the installed package may be found: not this source tree, not a system install.
+    list(APPEND extra_args -DCMAKE_PREFIX_PATH=${consumer_prefix} -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON)
+    # The installed package must also provide the MPI component; one mode checking it is enough.
+    list(APPEND extra_args -DONELEARN_CONSUMER_WITH_MPI=${ONELEARN_HAVE_MPI})
+  endif()
+  add_test(NAME cmake_consumer_${mode}
+    COMMAND ${CMAKE_CTEST_COMMAND}
+      --build-and-test "${consumer_source}" "${build_dir}"
+      --build-generator "${CMAKE_GENERATOR}"
+      --build-options -DONELEARN_CONSUME=${mode} ${consumer_common_args} ${extra_args}
+      --test-command ${CMAKE_CTEST_COMMAND} --output-on-failure)
+  set_tests_properties(cmake_consumer_${mode} PROPERTIES LABELS cmake TIMEOUT 600)
+endforeach()
+set_tests_properties(cmake_consumer_find_package PROPERTIES FIXTURES_REQUIRED onelearn_installed)

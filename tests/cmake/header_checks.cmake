@@ -1,0 +1,30 @@
+# Every public header compiles on its own (the way Kokkos tests it): one generated source per
+# header, each including only that header, all compiled into one object library.
+file(GLOB_RECURSE onelearn_public_headers RELATIVE "${PROJECT_SOURCE_DIR}/include"
+     CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/onelearn/*.hpp")
+list(FILTER onelearn_public_headers EXCLUDE REGEX "/detail/")  # private: included by others
+
+set(onelearn_header_sources)
+foreach(header IN LISTS onelearn_public_headers)
+  string(MAKE_C_IDENTIFIER "${header}" stem)
+  set(source "${CMAKE_CURRENT_BINARY_DIR}/header_checks/${stem}.cpp")
+  file(CONFIGURE OUTPUT "${source}" CONTENT "#include <${header}>\n#include <${header}>  // twice: include guards work\n")
+  list(APPEND onelearn_header_sources "${source}")
+endforeach()
+
+add_library(onelearn_header_checks OBJECT ${onelearn_header_sources})
+target_link_libraries(onelearn_header_checks PRIVATE onelearn::onelearn onelearn_warnings)
+if(ONELEARN_HAVE_MPI)
+  target_link_libraries(onelearn_header_checks PRIVATE onelearn::mpi)
+endif()
+if(ONELEARN_HAVE_ONNX)
+  target_link_libraries(onelearn_header_checks PRIVATE onelearn::onnx)
+endif()
+if(ONELEARN_HAVE_UCX)
+  target_link_libraries(onelearn_header_checks PRIVATE onelearn::ucx)
+endif()
+# The objects are built with the rest of the project; the test makes a failure visible in ctest
+# output too (the build is a no-op when they are up to date).
+add_test(NAME headers_compile_alone
+  COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target onelearn_header_checks)
+set_tests_properties(headers_compile_alone PROPERTIES LABELS build)

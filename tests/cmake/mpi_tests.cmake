@@ -1,0 +1,22 @@
+# The distributed tests: one executable, run by CTest under mpirun with 2 ranks and with 3
+# (uneven shards). Every test compares the distributed fit with the fit on the concatenated data.
+add_executable(onelearn_mpi_tests mpi_main.cpp test_mpi.cpp)
+target_link_libraries(onelearn_mpi_tests PRIVATE onelearn_test_support onelearn::mpi)
+
+set(onelearn_mpirun_flags --oversubscribe)
+execute_process(COMMAND id -u OUTPUT_VARIABLE onelearn_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(onelearn_uid STREQUAL "0")  # containers and CI often run as root; OpenMPI refuses by default
+  list(APPEND onelearn_mpirun_flags --allow-run-as-root)
+endif()
+# Shared-memory transport without CMA: the single-copy mechanism needs ptrace rights that
+# containers usually withhold, and OpenMPI then prints a warning per rank.
+list(APPEND onelearn_mpirun_flags --mca btl_vader_single_copy_mechanism none)
+set(ONELEARN_MPIRUN_FLAGS "${onelearn_mpirun_flags}" CACHE INTERNAL "flags for mpirun in tests")
+
+foreach(ranks 2 3)
+  add_test(NAME mpi_np${ranks}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${ONELEARN_MPIRUN_FLAGS}
+            ${MPIEXEC_PREFLAGS} $<TARGET_FILE:onelearn_mpi_tests> ${MPIEXEC_POSTFLAGS})
+  # A distributed bug shows up as a hang: the timeout turns it into a failure.
+  set_tests_properties(mpi_np${ranks} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS ${ranks})
+endforeach()
