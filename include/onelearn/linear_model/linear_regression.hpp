@@ -8,8 +8,12 @@
 //      ((p+1) x (p+1) at most), which carries everything least squares needs of the block;
 //   2. the triangles are all-gathered and stacked: S = [R_0; R_1; ...] has the same least-squares
 //      problem as the concatenated data, since [X y] = blockdiag(Q_i) S;
-//   3. every rank solves the small stacked problem with an SVD (minimum-norm solution for
-//      rank-deficient X, like lstsq) and so holds the same coefficients.
+//   3. every rank solves the small stacked problem with a complete orthogonal decomposition
+//      (the minimum-norm solution for rank-deficient X, as lstsq gives) and so holds the same
+//      coefficients.
+// Compile time matters here: Eigen's BDCSVD costs ~30 s of compile time per scalar type on a
+// small machine, the decomposition used here a fraction of that, and the SVD behind singular()
+// is only compiled by code that calls it.
 // Communication is one all-reduce of the means plus one all-gather of (p+1)^2 values per rank.
 
 #include <algorithm>
@@ -23,10 +27,10 @@
 #include <utility>
 
 #include <Eigen/QR>
-#include <Eigen/SVD>
+#include <Eigen/SVD>  // declarations only are used unless singular() is called
 
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/moments.hpp"
+#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -89,8 +93,13 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
   /// Effective rank of the (centred) X, as scikit-learn's rank_.
   [[nodiscard]] index_t rank() const { return require_fitted("LinearRegression.rank", rank_); }
   /// Singular values of the (centred, weighted) X, largest first, as scikit-learn's singular_.
-  [[nodiscard]] const Vector<T>& singular() const {
-    return require_fitted("LinearRegression.singular", singular_);
+  /// Computed on demand from the p x p triangle kept by fit, which has the same singular values.
+  template <class Self = LinearRegression>  // a template, so only code that calls it compiles the SVD
+  [[nodiscard]] Vector<T> singular() const {
+    validation::check_fitted("LinearRegression.singular", fitted_);
+    Vector<T> values = Vector<T>::Zero(coef_.size());
+    values.head(rank_) = Eigen::JacobiSVD<ColMatrix>(triangle_).singularValues();
+    return values;
   }
   [[nodiscard]] index_t n_features_in() const {
     return require_fitted("LinearRegression.n_features_in", coef_.size());
@@ -105,45 +114,17 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
                              const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "LinearRegression.fit";
     fitted_ = false;
-    exec_.propagate_errors([&] {
-      validation::check_same_length(where, "y", X.rows(), y.size());
-      validation::check_finite(where, "X", X);
-      validation::check_finite(where, "y", y);
-      if (weights) {
-        validation::check_same_length(where, "sample_weight", X.rows(), weights->size());
-        validation::check_sample_weights<T>(where, *weights);
-      }
-    });
-    const std::array<std::int64_t, 1> n_features{X.cols()};
-    exec_.check_same_shape("the number of features of X", n_features);
-    const index_t p = X.cols();
-
-    // Weighted means of X and y over all ranks: [total weight, n, sum w x (p), sum w y].
-    Vector<double> totals(p + 3);
-    totals(0) = weights ? weights->template cast<double>().sum() : static_cast<double>(X.rows());
-    totals(1) = static_cast<double>(X.rows());
-    totals.segment(2, p) = detail::column_sums<T>(X, weights);
-    totals(p + 2) = weights ? weights->template cast<double>().dot(y.template cast<double>())
-                            : y.template cast<double>().sum();
-    exec_.allreduce(std::span(totals.data(), totals.size()), exec::reduce_op::sum);
-    if (totals(1) == 0 || p == 0) {
-      throw invalid_argument(std::string(where) + ": expected at least one sample and one " +
-                             "feature, found " + std::to_string(static_cast<long long>(totals(1))) +
-                             " x " + std::to_string(p));
-    }
-    if (totals(0) <= 0) {
-      throw invalid_argument(std::string(where) + ": expected a positive total sample_weight, " +
-                             "found " + std::to_string(totals(0)));
-    }
-    Vector<double> x_mean = Vector<double>::Zero(p);
+    detail::check_fit_input<T>(where, exec_, X, y, weights);
+    const auto means = detail::global_means<T>(where, exec_, X, y, weights);
+    Vector<double> x_mean = Vector<double>::Zero(X.cols());
     double y_mean = 0;
     if (this->params_.fit_intercept) {
-      x_mean = totals.segment(2, p) / totals(0);
-      y_mean = totals(p + 2) / totals(0);
+      x_mean = means.x;
+      y_mean = means.y;
     }
 
     const ColMatrix stacked = gather_triangles(local_triangle(X, y, weights, x_mean, y_mean));
-    solve(stacked, static_cast<index_t>(totals(1)));
+    solve(stacked, means.n_samples);
     intercept_ = this->params_.fit_intercept
                      ? static_cast<T>(y_mean - x_mean.dot(coef_.template cast<double>()))
                      : T(0);
@@ -164,7 +145,7 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
     if (weights) block = weights->array().sqrt().matrix().asDiagonal() * block;
     const index_t k = std::min(n, p + 1);
     if (k == 0) return ColMatrix(0, p + 1);
-    Eigen::HouseholderQR<Eigen::Ref<ColMatrix>> qr(block);  // in place: no copy of the block
+    Eigen::HouseholderQR<ColMatrix> qr(std::move(block));
     return qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
   }
 
@@ -178,16 +159,18 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
     return Eigen::Map<const Matrix<T>>(all.data(), static_cast<index_t>(all.size()) / cols, cols);
   }
 
-  /// Minimum-norm least squares on the stacked triangles [A b], like LAPACK's gelsd: singular
-  /// values below eps * max(n, p) * largest are treated as zero.
+  /// Minimum-norm least squares on the stacked triangles [A b]. Pivots below
+  /// eps * max(n, p) of the largest count as zero, the cut-off numpy's lstsq uses.
   void solve(const ColMatrix& stacked, index_t n_samples) {
     const index_t p = stacked.cols() - 1;
-    Eigen::BDCSVD<ColMatrix> svd(stacked.leftCols(p), Eigen::ComputeThinU | Eigen::ComputeThinV);
-    svd.setThreshold(std::numeric_limits<T>::epsilon() * static_cast<T>(std::max(n_samples, p)));
-    coef_ = svd.solve(stacked.col(p));
-    rank_ = svd.rank();
-    singular_ = Vector<T>::Zero(p);
-    singular_.head(svd.singularValues().size()) = svd.singularValues();
+    Eigen::CompleteOrthogonalDecomposition<ColMatrix> cod;
+    cod.setThreshold(std::numeric_limits<T>::epsilon() * static_cast<T>(std::max(n_samples, p)));
+    cod.compute(stacked.leftCols(p));
+    coef_ = cod.solve(stacked.col(p));
+    rank_ = cod.rank();
+    // A P = Q [T11 0; 0 0] Z with Q and Z orthogonal, so T11 carries A's nonzero singular
+    // values: keep it for singular().
+    triangle_ = cod.matrixT().topLeftCorner(rank_, rank_).template triangularView<Eigen::Upper>();
   }
 
   template <class V>
@@ -198,7 +181,7 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
 
   Exec exec_;
   Vector<T> coef_;
-  Vector<T> singular_;
+  ColMatrix triangle_;  // T11 of the decomposition of the centred, weighted X: rank x rank
   T intercept_{};
   index_t rank_ = 0;
   bool fitted_ = false;

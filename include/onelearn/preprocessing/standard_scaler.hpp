@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -92,36 +93,14 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
   StandardScaler& fit_impl(const MatrixRef<T>& X, const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "StandardScaler.fit";
     fitted_ = false;
-    exec_.propagate_errors([&] {
-      validation::check_finite(where, "X", X);
-      if (weights) {
-        validation::check_same_length(where, "sample_weight", X.rows(), weights->size());
-        validation::check_sample_weights<T>(where, *weights);
-      }
-    });
-    const std::array<std::int64_t, 1> n_features{X.cols()};
-    exec_.check_same_shape("the number of features of X", n_features);
+    detail::check_fit_input<T>(where, exec_, X, std::nullopt, weights);
 
-    // Pass 1: total weight, sample count and per-feature sums, in one all-reduce.
+    // Pass 1: the global mean. Pass 2: squared deviations about it.
     const index_t p = X.cols();
-    Vector<double> totals(p + 2);
-    totals(0) = weights ? weights->template cast<double>().sum() : static_cast<double>(X.rows());
-    totals(1) = static_cast<double>(X.rows());
-    totals.tail(p) = detail::column_sums<T>(X, weights);
-    exec_.allreduce(std::span(totals.data(), totals.size()), exec::reduce_op::sum);
-    const double total_weight = totals(0);
-    if (totals(1) == 0 || p == 0) {
-      throw invalid_argument(std::string(where) + ": expected at least one sample and one " +
-                             "feature, found " + std::to_string(static_cast<long long>(totals(1))) +
-                             " x " + std::to_string(p));
-    }
-    if (total_weight <= 0) {
-      throw invalid_argument(std::string(where) + ": expected a positive total sample_weight, " +
-                             "found " + std::to_string(total_weight));
-    }
-    const Vector<double> mean = totals.tail(p) / total_weight;
+    const auto means = detail::global_means<T>(where, exec_, X, std::nullopt, weights);
+    const Vector<double>& mean = means.x;
+    const double total_weight = means.total_weight;
 
-    // Pass 2: sums of squared deviations about the global mean.
     Vector<double> square_sums(p);
     if (this->params_.with_std) {
       square_sums = detail::centered_square_sums<T>(X, mean, weights);
@@ -139,7 +118,7 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
         }
       }
     }
-    n_samples_seen_ = static_cast<std::int64_t>(totals(1));
+    n_samples_seen_ = means.n_samples;
     n_features_ = p;
     fitted_ = true;
     return *this;

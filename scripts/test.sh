@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds everything, runs every test, then
+# runs the tests that execute code again under AddressSanitizer and UndefinedBehaviorSanitizer.
+#   scripts/test.sh                 everything
+#   scripts/test.sh --no-sanitize   skip the sanitizer pass (about half the time)
+# Incremental: a second run rebuilds only what changed (and ccache remembers the rest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitize=1
+if [[ "${1:-}" == "--no-sanitize" ]]; then sanitize=0; fi
+
+scripts/install-deps.sh
+
+start=$SECONDS
+[[ -f build/CMakeCache.txt ]] || cmake -S . -B build
+cmake --build build -j2
+echo "test.sh: build took $((SECONDS - start)) s"
+start=$SECONDS
+ctest --test-dir build -j2 --output-on-failure
+echo "test.sh: tests took $((SECONDS - start)) s"
+
+if ((sanitize)); then
+  start=$SECONDS
+  [[ -f build-sanitize/CMakeCache.txt ]] ||
+    cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DONELEARN_SANITIZE=ON \
+      -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF
+  cmake --build build-sanitize -j2 --target onelearn_tests onelearn_mpi_tests
+  # Only the tests that run onelearn's code; the build and packaging tests ran above.
+  ctest --test-dir build-sanitize -j2 --output-on-failure -L 'unit|mpi'
+  echo "test.sh: sanitizer pass took $((SECONDS - start)) s"
+fi
