@@ -27,6 +27,6 @@ if ((sanitize)); then
       -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF
   cmake --build build-sanitize -j2 --target onelearn_tests onelearn_mpi_tests
   # Only the tests that run onelearn's code; the build and packaging tests ran above.
-  ctest --test-dir build-sanitize -j2 --output-on-failure -L 'unit|mpi'
+  ctest --test-dir build-sanitize -j2 --output-on-failure -L '^(unit|mpi)$'
   echo "test.sh: sanitizer pass took $((SECONDS - start)) s"
 fi

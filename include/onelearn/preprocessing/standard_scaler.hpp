@@ -55,20 +55,25 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
 
   [[nodiscard]] Matrix<T> transform(const MatrixRef<T>& X) const {
     check_transform_input("StandardScaler.transform", X);
-    Matrix<T> out = X;
-    if (this->params_.with_mean) out.rowwise() -= mean_.transpose();
-    if (this->params_.with_std) out.array().rowwise() /= scale_.transpose().array();
-    return out;
+    // One fused pass per case: the output is written once, never copied then updated.
+    const bool centre = this->params_.with_mean;
+    const bool divide = this->params_.with_std;
+    if (centre && divide) return (X.rowwise() - mean_.transpose()).array().rowwise() / scale_.transpose().array();
+    if (centre) return X.rowwise() - mean_.transpose();
+    if (divide) return X.array().rowwise() / scale_.transpose().array();
+    return X;
   }
 
   Matrix<T> fit_transform(const MatrixRef<T>& X) { return fit(X).transform(X); }
 
   [[nodiscard]] Matrix<T> inverse_transform(const MatrixRef<T>& X) const {
     check_transform_input("StandardScaler.inverse_transform", X);
-    Matrix<T> out = X;
-    if (this->params_.with_std) out.array().rowwise() *= scale_.transpose().array();
-    if (this->params_.with_mean) out.rowwise() += mean_.transpose();
-    return out;
+    const bool centre = this->params_.with_mean;
+    const bool divide = this->params_.with_std;
+    if (centre && divide) return (X.array().rowwise() * scale_.transpose().array()).matrix().rowwise() + mean_.transpose();
+    if (centre) return X.rowwise() + mean_.transpose();
+    if (divide) return X.array().rowwise() * scale_.transpose().array();
+    return X;
   }
 
   /// Per-feature mean of the training data (computed even when with_mean is false, like
