@@ -43,6 +43,11 @@ TEST_CASE_TEMPLATE("allreduce sums, mins and maxes across ranks", T, float, doub
   CHECK(maxes[2] == static_cast<T>(10 * (p - 1)));
 }
 
+TEST_CASE("exec::mpi refuses a null communicator") {
+  CHECK_THROWS_WITH_AS(exec::mpi(MPI_COMM_NULL), doctest::Contains("found MPI_COMM_NULL"),
+                       distributed_error);
+}
+
 TEST_CASE("broadcast and allgatherv with uneven contributions") {
   const auto comm = world();
   std::array<double, 2> from_root{comm.rank() == 1 ? 3.5 : 0.0, comm.rank() == 1 ? -1.0 : 0.0};
@@ -79,6 +84,12 @@ TEST_CASE("an error on one rank is raised on every rank with its type") {
     if (comm.rank() == last) throw not_fitted_error("model not fitted");
   }),
                        doctest::Contains(expected.c_str()), not_fitted_error);
+  // Even an exception that is not a std::exception reaches every rank, as a runtime_error.
+  CHECK_THROWS_WITH_AS(comm.propagate_errors([&] {
+    if (comm.rank() == 0) throw 42;
+  }),
+                       doctest::Contains("on rank 0: an exception not derived from std::exception"),
+                       std::runtime_error);
   int calls = 0;
   CHECK_NOTHROW(comm.propagate_errors([&] { ++calls; }));
   CHECK(calls == 1);

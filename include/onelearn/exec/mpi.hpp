@@ -75,6 +75,9 @@ class mpi {
           "creating exec::mpi; onelearn never initializes MPI itself), found MPI " +
           std::string(finalized ? "already finalized" : "not initialized"));
     }
+    if (comm_ == MPI_COMM_NULL) {
+      throw distributed_error("exec::mpi: expected a communicator this process belongs to, found MPI_COMM_NULL");
+    }
     detail::check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     detail::check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   }
@@ -151,6 +154,9 @@ class mpi {
       failed = true;
       message = e.what();
       if (const auto* ours = dynamic_cast<const error*>(&e)) code = ours->code();
+    } catch (...) {  // anything at all: letting it escape on one rank would hang the others
+      failed = true;
+      message = "an exception not derived from std::exception";
     }
     std::int64_t first_failed = failed ? rank_ : size_;
     allreduce(std::span(&first_failed, 1), reduce_op::min);
