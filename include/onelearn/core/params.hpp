@@ -181,15 +181,20 @@ std::size_t hash(const P& p) {
 template <class P>
 ParamValue get(const P& p, std::string_view name) {
   const auto& field_names = names<P>();
-  std::optional<ParamValue> found;
+  // A plain value and a flag, not std::optional<ParamValue>: GCC 12 warns (falsely) that an
+  // optional variant may be used uninitialised here.
+  ParamValue found;
+  bool have = false;
   boost::pfr::for_each_field(p, [&](const auto& field, std::size_t i) {
-    if (field_names[i] == name) found = detail::to_param_value(field);
+    if (field_names[i] != name) return;
+    found = detail::to_param_value(field);
+    have = true;
   });
-  if (!found) {
+  if (!have) {
     throw invalid_argument("unknown parameter '" + std::string(name) +
                            "'; expected one of: " + detail::known_names<P>());
   }
-  return *found;
+  return found;
 }
 
 /// Sets the field called `name` from `value`, converting between number types where no

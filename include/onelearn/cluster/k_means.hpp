@@ -1,0 +1,322 @@
+#pragma once
+/// @file
+/// cluster::KMeans: k-means clustering by Lloyd's algorithm, as scikit-learn 1.2's KMeans
+/// (algorithm="lloyd").
+///
+/// @code
+///   #include <onelearn/cluster/k_means.hpp>
+///   onelearn::Matrix<double> X = ...;                       // samples x features
+///   onelearn::cluster::KMeans<double> km({.n_clusters = 3, .random_state = 42});
+///   km.fit(X);
+///   onelearn::Labels labels = km.predict(X);                 // nearest centre of each row
+///   onelearn::Matrix<double> d = km.transform(X);            // distance to every centre
+///   double inertia = km.inertia();                           // sum of squared distances
+///
+///   // Given initial centres (scikit-learn's init=<array>): set_init sets init = "given".
+///   onelearn::cluster::KMeans<double> given({.n_clusters = 3});
+///   given.set_init(X.topRows(3)).fit(X);
+///
+///   // Distributed: each rank passes its own rows; every rank gets the same centres.
+///   onelearn::cluster::KMeans<double, onelearn::exec::mpi> dkm({.n_clusters = 3},
+///                                                              onelearn::exec::mpi{comm});
+///   dkm.fit(my_rows);
+/// @endcode
+///
+/// **Parameters** (KMeansParams)
+/// - `n_clusters` (int, default 8): the number of clusters, 1 <= n_clusters <= n_samples.
+/// - `init` (string, default "k-means++"): "k-means++" (greedy k-means++ seeding) or "given"
+///   (the centres passed to set_init(), which also sets this field; centres are in the units
+///   of X, like scikit-learn's init=<array>).
+/// - `n_init` (int, default 10): number of seedings with k-means++, each followed by Lloyd
+///   iterations; the run with the lowest inertia is kept. With init = "given" there is one run
+///   whatever n_init says (scikit-learn warns and does the same). scikit-learn 1.2's default is
+///   10 too (it will become "auto", i.e. 1 for k-means++, in 1.4).
+/// - `max_iter` (int, default 300): maximum Lloyd iterations per run.
+/// - `tol` (double, default 1e-4): convergence tolerance, relative: a run stops when the squared
+///   shift of the centres, summed over clusters, is <= tol * (mean variance of the features of
+///   X), as scikit-learn. A run also stops as soon as no label changes ("strict convergence").
+/// - `random_state` (uint64, default 0): seed of the k-means++ draws (std::mt19937_64). The
+///   draws differ from numpy's, so seeded centres differ from scikit-learn's for the same seed.
+///
+/// **Attributes** (after fit)
+/// - `cluster_centers()`: n_clusters x n_features centres (scikit-learn's cluster_centers_).
+/// - `labels()`: the cluster of each training row, of this rank's rows (labels_).
+/// - `inertia()`: sum of squared distances of the training rows to their centre, over all
+///   ranks (inertia_), consistent with labels() and cluster_centers().
+/// - `n_iter()`: Lloyd iterations of the kept run (n_iter_).
+/// - `n_features_in()`.
+///
+/// **Algorithm.** X is centred on its (global) mean first, as scikit-learn does, so the
+/// distance expansion ||x||^2 - 2 x.c + ||c||^2 used for the assignments (one GEMM per block of
+/// rows, in T) loses little to cancellation; sums are accumulated in double. Per iteration the
+/// per-cluster sums, counts and the number of changed labels go in ONE all-reduce. A cluster
+/// left empty is re-seeded, as scikit-learn, with the point farthest from its own centre (with
+/// several empty clusters, the farthest points in decreasing distance, ties by lower row
+/// number). After the last iteration the rows are assigned once more to the final centres
+/// (unless no label changed), so labels, centres and inertia agree. Memory: the centred copy of
+/// the local rows (in T), plus rows x (2 + log k) distances during k-means++ seeding.
+///
+/// **Distributed** (exec::mpi): rank r's rows are rows [begin_r, end_r) of the concatenation of
+/// all shards in rank order. k-means++ draws candidates by that global row number from one
+/// random stream that all ranks run in lockstep; the rank holding a drawn row sends it to all
+/// with one all-reduce (see detail/kmeans_plusplus.hpp). So all ranks pick the same centres,
+/// and these are the centres one process picks on the concatenated data (barring rounding
+/// ties). With init = "given", every rank must pass the same centres (checked: a
+/// distributed_error on every rank otherwise). predict/transform are local; score is collective.
+///
+/// **Differences from scikit-learn.** No sample_weight, no "random" init, no "elkan" algorithm;
+/// seeded draws differ from numpy's; a run replaces the best one when its inertia is lower (no
+/// same-clustering test); no warnings (fewer distinct points than clusters simply gives
+/// duplicate centres).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/distances.hpp"
+#include "onelearn/core/detail/fit_input.hpp"
+#include "onelearn/core/detail/kmeans_lloyd.hpp"
+#include "onelearn/core/detail/kmeans_plusplus.hpp"
+#include "onelearn/core/detail/kmeans_rows.hpp"
+#include "onelearn/core/detail/moments.hpp"
+#include "onelearn/core/errors.hpp"
+#include "onelearn/core/params.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/core/validation.hpp"
+#include "onelearn/exec/local.hpp"
+
+namespace onelearn::cluster {
+
+struct KMeansParams {
+  std::int64_t n_clusters = 8;     ///< number of clusters
+  std::string init = "k-means++";  ///< "k-means++" or "given" (the centres of set_init)
+  std::int64_t n_init = 10;        ///< k-means++ runs; the lowest inertia wins (1 run if "given")
+  std::int64_t max_iter = 300;     ///< Lloyd iterations per run, at most
+  double tol = 1e-4;               ///< relative to the mean feature variance of X
+  std::uint64_t random_state = 0;  ///< seed of the k-means++ draws
+
+  static constexpr std::array<std::string_view, 6> names{"n_clusters", "init", "n_init",
+                                                         "max_iter",   "tol",  "random_state"};
+};
+
+template <class T, class Exec = exec::local>
+class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
+ public:
+  using value_type = T;
+  using Params = KMeansParams;
+
+  explicit KMeans(const Params& params = {}, Exec exec = {})
+      : WithParams<KMeans, Params>(params), exec_(std::move(exec)) {}
+
+  /// Initial centres (n_clusters x n_features, in the units of X) for the next fits, like
+  /// scikit-learn's init=<array>; sets init = "given". Checked in fit. With a distributed
+  /// policy every rank passes the same centres.
+  KMeans& set_init(const MatrixRef<T>& centers) {
+    init_centers_ = centers;
+    this->params_.init = "given";
+    return *this;
+  }
+  /// The centres given to set_init (empty when none were given).
+  [[nodiscard]] const Matrix<T>& init_centers() const noexcept { return init_centers_; }
+
+  KMeans& fit(const MatrixRef<T>& X) {
+    constexpr std::string_view where = "KMeans.fit";
+    fitted_ = false;
+    const Params& params = this->params_;
+    const bool given = params.init == "given";
+    exec_.propagate_errors([&] { check_params(where, X.cols()); });
+    detail::check_fit_input<T>(where, exec_, X, std::nullopt, std::nullopt);
+    if (given) check_same_init_everywhere(where);
+    const auto means = detail::global_means<T>(where, exec_, X, std::nullopt, std::nullopt);
+    if (params.n_clusters > means.n_samples) {
+      throw invalid_argument(std::string(where) + ": expected n_clusters <= n_samples, found " +
+                             "n_clusters = " + std::to_string(params.n_clusters) + " > " +
+                             std::to_string(means.n_samples) + " samples");
+    }
+
+    // Centre X (scikit-learn does too): less cancellation in the distance expansion.
+    const Vector<T> mean = means.x.template cast<T>();
+    const Matrix<T> Xc = X.rowwise() - mean.transpose();
+    const double tol = absolute_tolerance(X, means);
+    const auto rows = detail::partition_rows(exec_, X.rows());
+    const auto k = static_cast<index_t>(params.n_clusters);
+
+    std::mt19937_64 engine(params.random_state);
+    const std::int64_t runs = given ? 1 : params.n_init;
+    std::optional<detail::LloydResult<T>> best;
+    for (std::int64_t run = 0; run < runs; ++run) {
+      Matrix<T> start = given ? Matrix<T>(init_centers_.rowwise() - mean.transpose())
+                              : detail::kmeans_plusplus<T>(exec_, rows, Xc, k, engine);
+      auto result = detail::lloyd<T>(exec_, rows, Xc, std::move(start),
+                                     static_cast<index_t>(params.max_iter), tol);
+      // The inertia is all-reduced, so every rank keeps the same run.
+      if (!best || result.inertia < best->inertia) best = std::move(result);
+    }
+
+    cluster_centers_ = best->centers.rowwise() + mean.transpose();
+    center_norms_ = detail::row_squared_norms<T>(cluster_centers_);
+    labels_ = std::move(best->labels);
+    inertia_ = static_cast<T>(best->inertia);
+    n_iter_ = best->n_iter;
+    n_features_ = X.cols();
+    fitted_ = true;
+    return *this;
+  }
+
+  /// Fits on a Dataset's features.
+  template <class Y>
+  KMeans& fit(const Dataset<T, Y>& data) {
+    return fit(data.features());
+  }
+
+  /// The nearest centre of each row of X.
+  [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
+    check_input("KMeans.predict", X);
+    Labels labels(X.rows());
+    detail::nearest_rows<T>(X, cluster_centers_, center_norms_, labels);
+    return labels;
+  }
+
+  /// Fits, then returns the labels of this rank's training rows.
+  Labels fit_predict(const MatrixRef<T>& X) { return fit(X).labels_; }
+
+  /// Euclidean distance of each row of X to each centre (rows x n_clusters), computed in double
+  /// whatever T is (as scikit-learn's euclidean_distances does for float32).
+  [[nodiscard]] Matrix<T> transform(const MatrixRef<T>& X) const {
+    check_input("KMeans.transform", X);
+    const Matrix<double> centers = cluster_centers_.template cast<double>();
+    const Vector<double> center_norms = detail::row_squared_norms<double>(centers);
+    Matrix<T> out(X.rows(), centers.rows());
+    for (index_t begin = 0; begin < X.rows(); begin += detail::block_rows) {
+      const index_t m = std::min(detail::block_rows, X.rows() - begin);
+      const Matrix<double> block = X.middleRows(begin, m).template cast<double>();
+      out.middleRows(begin, m) =
+          detail::pairwise_squared_distances<double>(
+              block, centers, detail::row_squared_norms<double>(block), center_norms)
+              .cwiseSqrt()
+              .template cast<T>();
+    }
+    return out;
+  }
+
+  Matrix<T> fit_transform(const MatrixRef<T>& X) { return fit(X).transform(X); }
+
+  /// Minus the k-means objective on X (scikit-learn's score): -sum of squared distances to the
+  /// nearest centre. With a distributed policy it is collective: each rank passes its own rows
+  /// and every rank gets the score over all of them.
+  [[nodiscard]] T score(const MatrixRef<T>& X) const {
+    Labels labels;
+    exec_.propagate_errors([&] { labels = predict(X); });
+    double inertia = detail::paired_squared_distances<T>(X, cluster_centers_, labels).sum();
+    exec_.allreduce(std::span<double>(&inertia, 1), exec::reduce_op::sum);
+    return static_cast<T>(-inertia);
+  }
+
+  [[nodiscard]] const Matrix<T>& cluster_centers() const {
+    return require_fitted("KMeans.cluster_centers", cluster_centers_);
+  }
+  /// Labels of the training rows this rank passed to fit.
+  [[nodiscard]] const Labels& labels() const { return require_fitted("KMeans.labels", labels_); }
+  /// Sum of squared distances of all training rows (all ranks) to their centre.
+  [[nodiscard]] T inertia() const { return require_fitted("KMeans.inertia", inertia_); }
+  /// Lloyd iterations run by the kept run.
+  [[nodiscard]] index_t n_iter() const { return require_fitted("KMeans.n_iter", n_iter_); }
+  [[nodiscard]] index_t n_features_in() const {
+    return require_fitted("KMeans.n_features_in", n_features_);
+  }
+  [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
+  [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+
+ private:
+  void check_params(std::string_view where, index_t n_features) const {
+    const Params& params = this->params_;
+    const auto fail = [&](const std::string& what) {
+      throw invalid_argument(std::string(where) + ": expected " + what);
+    };
+    if (params.n_clusters < 1) {
+      fail("n_clusters >= 1, found " + std::to_string(params.n_clusters));
+    }
+    if (params.init != "k-means++" && params.init != "given") {
+      fail(R"(init "k-means++" or "given", found ")" + params.init + "\"");
+    }
+    if (params.n_init < 1) fail("n_init >= 1, found " + std::to_string(params.n_init));
+    if (params.max_iter < 1) fail("max_iter >= 1, found " + std::to_string(params.max_iter));
+    if (!(params.tol >= 0) || !std::isfinite(params.tol)) {
+      fail("a finite tol >= 0, found " + std::to_string(params.tol));
+    }
+    if (params.init != "given") return;
+    if (init_centers_.size() == 0) {
+      fail("initial centers (set_init) with init \"given\", found none");
+    }
+    if (init_centers_.rows() != params.n_clusters || init_centers_.cols() != n_features) {
+      throw shape_error(std::string(where) + ": expected initial centers of shape " +
+                        std::to_string(params.n_clusters) + " x " + std::to_string(n_features) +
+                        " (n_clusters x n_features), found " +
+                        std::to_string(init_centers_.rows()) + " x " +
+                        std::to_string(init_centers_.cols()));
+    }
+    validation::check_finite(where, "the initial centers", init_centers_);
+  }
+
+  /// Every rank must start from the same centres: one all-reduce of (c, -c) with max gives the
+  /// largest and minus the smallest value of each entry over the ranks.
+  void check_same_init_everywhere(std::string_view where) const {
+    if constexpr (Exec::is_distributed) {
+      const index_t count = init_centers_.size();
+      Vector<double> extremes(2 * count);
+      const Eigen::Map<const Vector<T>> flat(init_centers_.data(), count);
+      extremes.head(count) = flat.template cast<double>();
+      extremes.tail(count) = -flat.template cast<double>();
+      exec_.allreduce(std::span<double>(extremes.data(), static_cast<std::size_t>(extremes.size())),
+                      exec::reduce_op::max);
+      if (extremes.head(count) != -extremes.tail(count)) {
+        throw distributed_error(std::string(where) +
+                                ": expected the same initial centers on every rank, found " +
+                                "centers that differ between ranks");
+      }
+    } else {
+      (void)where;
+    }
+  }
+
+  /// scikit-learn's _tolerance: tol * mean over features of the variance of X (0 if tol is 0).
+  double absolute_tolerance(const MatrixRef<T>& X, const detail::GlobalMeans& means) const {
+    if (this->params_.tol == 0) return 0;
+    double square_sum = detail::centered_square_sums<T>(X, means.x, std::nullopt).sum();
+    exec_.allreduce(std::span<double>(&square_sum, 1), exec::reduce_op::sum);
+    return this->params_.tol * square_sum /
+           (static_cast<double>(means.n_samples) * static_cast<double>(X.cols()));
+  }
+
+  void check_input(std::string_view where, const MatrixRef<T>& X) const {
+    validation::check_fitted(where, fitted_);
+    validation::check_n_features(where, n_features_, X.cols());
+    validation::check_finite(where, "X", X);
+  }
+
+  template <class V>
+  const V& require_fitted(std::string_view where, const V& attribute) const {
+    validation::check_fitted(where, fitted_);
+    return attribute;
+  }
+
+  Exec exec_;
+  Matrix<T> init_centers_;
+  Matrix<T> cluster_centers_;
+  Vector<T> center_norms_;
+  Labels labels_;
+  T inertia_{};
+  index_t n_iter_ = 0;
+  index_t n_features_ = 0;
+  bool fitted_ = false;
+};
+
+}  // namespace onelearn::cluster
