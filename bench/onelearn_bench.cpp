@@ -5,7 +5,8 @@
 //   mpirun -np 2 onelearn-bench --policy mpi scaler       the same, data-parallel (each rank a shard)
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
 //
-// Workloads implemented so far: scaler, allreduce. Others are reported as not implemented.
+// Workloads implemented so far: kmeans, ridge, pca, scaler, gnb, allreduce. Others are reported
+// as not implemented. Settings follow the anchor (shared/anchors/sklearn_bench.py) exactly.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,10 @@
 #include <onelearn/core/dataset.hpp>
 #include <onelearn/core/io.hpp>
 #include <onelearn/exec/local.hpp>
+#include <onelearn/cluster/k_means.hpp>
+#include <onelearn/decomposition/pca.hpp>
+#include <onelearn/linear_model/ridge.hpp>
+#include <onelearn/naive_bayes/gaussian_nb.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
 
 #ifdef ONELEARN_BENCH_WITH_MPI
@@ -44,10 +49,22 @@ double best_seconds(const Exec& exec, int repeats, const std::function<void()>& 
   return best;
 }
 
+template <class M>
+M load(const std::string& dir, const char* workload, const char* name) {
+  return onelearn::io::load_npy<M>(dir + "/" + workload + "/" + name + ".npy");
+}
+
+template <class Exec>
+void print_line(const Exec& exec, const char* workload, const char* policy, double seconds, double quality) {
+  if (exec.rank() != 0) return;
+  std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "%s", "ranks": %d, "seconds": %.6g, "quality": %.10g})" "\n",
+              workload, policy, exec.size(), seconds, quality);
+}
+
 /// StandardScaler fit + transform on DIR/scaler/X.npy; quality: max |column mean| afterwards.
 template <class Exec>
 void bench_scaler(const std::string& dir, const Exec& exec, const char* policy) {
-  const onelearn::Dataset<double> all(onelearn::io::load_npy<onelearn::Matrix<double>>(dir + "/scaler/X.npy"));
+  const onelearn::Dataset<double> all(load<onelearn::Matrix<double>>(dir, "scaler", "X"));
   const auto shard = all.shard(exec);
   onelearn::Matrix<double> transformed;
   onelearn::preprocessing::StandardScaler<double, Exec> scaler({}, exec);
@@ -57,10 +74,53 @@ void bench_scaler(const std::string& dir, const Exec& exec, const char* policy) 
   onelearn::Vector<double> sums = transformed.colwise().sum().transpose();
   exec.allreduce(std::span(sums.data(), static_cast<std::size_t>(sums.size())), onelearn::exec::reduce_op::sum);
   const double quality = (sums / static_cast<double>(all.size())).cwiseAbs().maxCoeff();
-  if (exec.rank() == 0) {
-    std::printf(R"({"workload": "scaler", "impl": "onelearn", "policy": "%s", "ranks": %d, "seconds": %.6g, "quality": %.6g})" "\n",
-                policy, exec.size(), seconds, quality);
-  }
+  print_line(exec, "scaler", policy, seconds, quality);
+}
+
+/// KMeans k=16, init = first 16 rows, one init, 30 Lloyd iterations with tol 0; quality: inertia.
+template <class Exec>
+void bench_kmeans(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::Dataset<double> all(load<onelearn::Matrix<double>>(dir, "kmeans", "X"));
+  const auto shard = all.shard(exec);
+  onelearn::cluster::KMeans<double, Exec> km({.n_clusters = 16, .n_init = 1, .max_iter = 30, .tol = 0.0}, exec);
+  km.set_init(all.features().topRows(16));
+  const double seconds = best_seconds(exec, 3, [&] { km.fit(shard.features()); });
+  print_line(exec, "kmeans", policy, seconds, km.inertia());
+}
+
+/// Ridge alpha=1 (normal equations); quality: R^2 on the training data.
+template <class Exec>
+void bench_ridge(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::Dataset<double> all(load<onelearn::Matrix<double>>(dir, "ridge", "X"),
+                                      load<onelearn::Vector<double>>(dir, "ridge", "y"));
+  const auto shard = all.shard(exec);
+  onelearn::linear_model::Ridge<double, Exec> ridge({.alpha = 1.0}, exec);
+  const double seconds = best_seconds(exec, 3, [&] { ridge.fit(shard.features(), shard.targets()); });
+  print_line(exec, "ridge", policy, seconds, ridge.score(shard.features(), shard.targets()));
+}
+
+/// PCA with 16 components; quality: the sum of the explained variance ratios.
+template <class Exec>
+void bench_pca(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::Dataset<double> all(load<onelearn::Matrix<double>>(dir, "pca", "X"));
+  const auto shard = all.shard(exec);
+  onelearn::decomposition::PCA<double, Exec> pca({.n_components = 16}, exec);
+  const double seconds = best_seconds(exec, 3, [&] { pca.fit(shard.features()); });
+  print_line(exec, "pca", policy, seconds, pca.explained_variance_ratio().sum());
+}
+
+/// GaussianNB fit + predict; quality: training accuracy.
+template <class Exec>
+void bench_gnb(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::ClassificationDataset<double> all(load<onelearn::Matrix<double>>(dir, "gnb", "X"),
+                                                    load<onelearn::Labels>(dir, "gnb", "y"));
+  const auto shard = all.shard(exec);
+  onelearn::naive_bayes::GaussianNB<double, Exec> nb({}, exec);
+  double accuracy = 0;
+  const double seconds = best_seconds(exec, 3, [&] {
+    accuracy = nb.fit(shard.features(), shard.targets()).score(shard.features(), shard.targets());
+  });
+  print_line(exec, "gnb", policy, seconds, accuracy);
 }
 
 #ifdef ONELEARN_BENCH_WITH_MPI
@@ -88,6 +148,14 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
   for (const auto& workload : workloads) {
     if (workload == "scaler") {
       bench_scaler(dir, exec, policy);
+    } else if (workload == "kmeans") {
+      bench_kmeans(dir, exec, policy);
+    } else if (workload == "ridge") {
+      bench_ridge(dir, exec, policy);
+    } else if (workload == "pca") {
+      bench_pca(dir, exec, policy);
+    } else if (workload == "gnb") {
+      bench_gnb(dir, exec, policy);
 #ifdef ONELEARN_BENCH_WITH_MPI
     } else if (workload == "allreduce" && Exec::is_distributed) {
       if constexpr (Exec::is_distributed) bench_allreduce(exec);

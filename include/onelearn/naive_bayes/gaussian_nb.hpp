@@ -1,0 +1,333 @@
+#pragma once
+/**
+ * \code
+ * #include <onelearn/naive_bayes/gaussian_nb.hpp>
+ *
+ * onelearn::naive_bayes::GaussianNB<double> nb;          // or ({.var_smoothing = 1e-8})
+ * nb.fit(X_train, y_train);                              // y_train: onelearn::Labels, any values
+ * onelearn::Labels predicted = nb.predict(X_test);       // values taken from nb.classes()
+ * onelearn::Matrix<double> proba = nb.predict_proba(X_test);  // n x n_classes, rows sum to 1
+ * double accuracy = nb.score(X_test, y_test);
+ *
+ * // Data-parallel: each rank passes its own rows (a rank may lack some classes, or all rows);
+ * // every rank ends with the same model.
+ * onelearn::exec::mpi policy{comm};  // the application's communicator
+ * onelearn::naive_bayes::GaussianNB<float, onelearn::exec::mpi> dist({}, policy);
+ * dist.fit(my_X, my_y);
+ * \endcode
+ *
+ * naive_bayes::GaussianNB: Gaussian naive Bayes, as scikit-learn's GaussianNB (1.2.1). Each
+ * feature is modelled, within each class, as an independent normal distribution with the
+ * class's (weighted) mean and population variance; predictions maximise
+ *
+ *     log P(c) - ½ Σ_j log(2π var_cj) - ½ Σ_j (x_j - theta_cj)² / var_cj
+ *
+ * Every variance is increased by epsilon = var_smoothing · max_j Var(X_j), the largest
+ * (unweighted) feature variance of all of X, exactly as scikit-learn does, so that features
+ * that are constant within a class do not divide by zero.
+ *
+ * Method: the sorted class labels are gathered from every rank (all-gather of each rank's
+ * distinct labels), then two all-reduces in double: per-class weighted counts and sums (the
+ * means), then per-class weighted squared deviations about those means together with the
+ * squared deviations of X about its global mean (two passes: one-pass sums of squares cancel
+ * badly for features with a large mean). Each all-reduce carries k·p + O(k + p) doubles.
+ * Probabilities are normalised with a log-sum-exp in double.
+ *
+ * \par Parameters (GaussianNBParams)
+ * - `var_smoothing` (double, default 1e-9): share of the largest feature variance added to
+ *   every variance, >= 0.
+ *
+ * \par Attributes (after fit)
+ * - `classes()` (Labels, k): the distinct labels seen in fit on any rank, sorted ascending.
+ * - `class_count()` (Vector<T>, k): weighted number of samples per class.
+ * - `class_prior()` (Vector<T>, k): class_count / its sum.
+ * - `theta()` (Matrix<T>, k x p): per-class feature means.
+ * - `var()` (Matrix<T>, k x p): per-class feature variances, epsilon included.
+ * - `epsilon()` (T): the amount added to every variance.
+ * - `n_features_in()`: number of features seen in fit.
+ *
+ * \par Differences from scikit-learn
+ * - No `priors` parameter and no partial_fit.
+ * - float input: the moments and the log-likelihoods are computed in double from the float
+ *   data (scikit-learn also keeps its parameters in float64); the attributes are returned in T.
+ * - A class whose samples all have weight 0 is an error (scikit-learn fails with a
+ *   ZeroDivisionError).
+ *
+ * Errors: `not_fitted_error` before fit; `shape_error` for y or sample_weight of the wrong
+ * length, X with other features than in fit, or ranks that disagree on the number of features;
+ * `invalid_argument` for NaN/Inf, negative weights, no samples, a class of zero total weight and
+ * var_smoothing < 0. Under exec::mpi every error in fit is raised on every rank.
+ */
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/fit_input.hpp"
+#include "onelearn/core/detail/moments.hpp"
+#include "onelearn/core/errors.hpp"
+#include "onelearn/core/params.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/core/validation.hpp"
+#include "onelearn/exec/local.hpp"
+#include "onelearn/metrics/accuracy_score.hpp"
+
+namespace onelearn::naive_bayes {
+
+struct GaussianNBParams {
+  double var_smoothing = 1e-9;  ///< share of the largest feature variance added to every variance
+
+  static constexpr std::array<std::string_view, 1> names{"var_smoothing"};
+};
+
+namespace detail {
+
+/// Per-class weighted counts and feature sums: counts(c) += w_i and sums.row(c) += w_i x_i
+/// over the rows i of class c (w_i = 1 without weights). With class_square_deviations, the
+/// grouped reductions a Thrust backend would replace.
+template <class T>
+void class_sums(const MatrixRef<T>& X, const std::vector<index_t>& class_of,
+                const std::optional<VectorRef<T>>& weights, Eigen::Ref<Vector<double>> counts,
+                Eigen::Ref<Matrix<double>> sums) {
+  for (index_t i = 0; i < X.rows(); ++i) {
+    const index_t c = class_of[static_cast<std::size_t>(i)];
+    const double w = weights ? static_cast<double>((*weights)(i)) : 1.0;
+    counts(c) += w;
+    sums.row(c) += w * X.row(i).template cast<double>();
+  }
+}
+
+/// Per-class weighted squared deviations about the class means:
+/// out.row(c) += w_i (x_i - theta_c)² over the rows i of class c.
+template <class T>
+void class_square_deviations(const MatrixRef<T>& X, const std::vector<index_t>& class_of,
+                             const std::optional<VectorRef<T>>& weights,
+                             const Matrix<double>& theta, Eigen::Ref<Matrix<double>> out) {
+  for (index_t i = 0; i < X.rows(); ++i) {
+    const index_t c = class_of[static_cast<std::size_t>(i)];
+    const double w = weights ? static_cast<double>((*weights)(i)) : 1.0;
+    out.row(c).array() += w * (X.row(i).template cast<double>() - theta.row(c)).array().square();
+  }
+}
+
+}  // namespace detail
+
+template <class T, class Exec = exec::local>
+class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
+ public:
+  using value_type = T;
+  using Params = GaussianNBParams;
+
+  explicit GaussianNB(const Params& params = {}, Exec exec = {})
+      : WithParams<GaussianNB, Params>(params), exec_(std::move(exec)) {}
+
+  GaussianNB& fit(const MatrixRef<T>& X, const LabelsRef& y) {
+    return fit_impl(X, y, std::nullopt);
+  }
+
+  GaussianNB& fit(const MatrixRef<T>& X, const LabelsRef& y, const VectorRef<T>& sample_weight) {
+    return fit_impl(X, y, sample_weight);
+  }
+
+  /// Fits on a Dataset's features and labels, with its sample weights when it has them.
+  GaussianNB& fit(const ClassificationDataset<T>& data) {
+    if (data.has_sample_weights())
+      return fit(data.features(), data.targets(), data.sample_weights());
+    return fit(data.features(), data.targets());
+  }
+
+  /// The most probable class of each row, as a value of classes() (ties: the smaller label).
+  [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
+    const Matrix<double> jll = joint_log_likelihood("GaussianNB.predict", X);
+    Labels out(X.rows());
+    for (index_t i = 0; i < jll.rows(); ++i) {
+      index_t best = 0;
+      for (index_t c = 1; c < jll.cols(); ++c) {
+        if (jll(i, c) > jll(i, best)) best = c;
+      }
+      out(i) = classes_(best);
+    }
+    return out;
+  }
+
+  /// log P(class | x): n x n_classes, columns in the order of classes().
+  [[nodiscard]] Matrix<T> predict_log_proba(const MatrixRef<T>& X) const {
+    return log_proba("GaussianNB.predict_log_proba", X).template cast<T>();
+  }
+
+  /// P(class | x): n x n_classes, columns in the order of classes(); each row sums to 1.
+  [[nodiscard]] Matrix<T> predict_proba(const MatrixRef<T>& X) const {
+    return log_proba("GaussianNB.predict_proba", X).array().exp().matrix().template cast<T>();
+  }
+
+  /// Accuracy of predict(X) against y. With a distributed policy it is collective: each rank
+  /// passes its own rows and every rank gets the accuracy over all of them.
+  [[nodiscard]] T score(const MatrixRef<T>& X, const LabelsRef& y) const {
+    Labels predicted;
+    exec_.propagate_errors([&] {
+      validation::check_same_length("GaussianNB.score", "y", X.rows(), y.size());
+      predicted = predict(X);
+    });
+    return static_cast<T>(metrics::accuracy_score(y, predicted, exec_));
+  }
+
+  [[nodiscard]] const Labels& classes() const {
+    return require_fitted("GaussianNB.classes", classes_);
+  }
+  [[nodiscard]] const Vector<T>& class_count() const {
+    return require_fitted("GaussianNB.class_count", class_count_);
+  }
+  [[nodiscard]] const Vector<T>& class_prior() const {
+    return require_fitted("GaussianNB.class_prior", class_prior_);
+  }
+  /// Per-class means, n_classes x n_features (scikit-learn's theta_).
+  [[nodiscard]] const Matrix<T>& theta() const {
+    return require_fitted("GaussianNB.theta", theta_);
+  }
+  /// Per-class variances plus epsilon, n_classes x n_features (scikit-learn's var_).
+  [[nodiscard]] const Matrix<T>& var() const { return require_fitted("GaussianNB.var", var_); }
+  /// var_smoothing times the largest feature variance of X (scikit-learn's epsilon_).
+  [[nodiscard]] T epsilon() const { return require_fitted("GaussianNB.epsilon", epsilon_); }
+  [[nodiscard]] index_t n_features_in() const {
+    return require_fitted("GaussianNB.n_features_in", theta_.cols());
+  }
+  [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
+  [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+
+ private:
+  GaussianNB& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
+                       const std::optional<VectorRef<T>>& weights) {
+    constexpr std::string_view where = "GaussianNB.fit";
+    fitted_ = false;
+    const double var_smoothing = this->params_.var_smoothing;
+    exec_.propagate_errors([&] {
+      if (!(var_smoothing >= 0)) {
+        std::ostringstream found;
+        found << var_smoothing;
+        throw invalid_argument(std::string(where) + ": expected var_smoothing >= 0, found " +
+                               found.str());
+      }
+      validation::check_same_length(where, "y", X.rows(), y.size());
+    });
+    onelearn::detail::check_fit_input<T>(where, exec_, X, std::nullopt, weights);
+    // Unweighted, as scikit-learn's np.var(X, axis=0); also fails alike on every rank when
+    // there are no samples at all.
+    const auto x_stats =
+        onelearn::detail::global_means<T>(where, exec_, X, std::nullopt, std::nullopt);
+
+    const Labels classes = gather_classes(y);
+    const index_t k = classes.size();
+    const index_t p = X.cols();
+    std::vector<index_t> class_of(static_cast<std::size_t>(y.size()));
+    for (index_t i = 0; i < y.size(); ++i) {
+      class_of[static_cast<std::size_t>(i)] =
+          std::lower_bound(classes.begin(), classes.end(), y(i)) - classes.begin();
+    }
+
+    // Pass 1: [class weights (k) | per-class weighted sums (k x p)].
+    Vector<double> first = Vector<double>::Zero(k + k * p);
+    Eigen::Map<Matrix<double>> sums(first.data() + k, k, p);
+    detail::class_sums<T>(X, class_of, weights, first.head(k), sums);
+    exec_.allreduce(std::span(first.data(), static_cast<std::size_t>(first.size())),
+                    exec::reduce_op::sum);
+    const Vector<double> counts = first.head(k);
+    for (index_t c = 0; c < k; ++c) {
+      if (!(counts(c) > 0)) {
+        throw invalid_argument(std::string(where) + ": expected a positive total sample_weight " +
+                               "in every class, found 0 for class " + std::to_string(classes(c)));
+      }
+    }
+    const Matrix<double> theta = sums.array().colwise() / counts.array();
+
+    // Pass 2: [per-class weighted squared deviations (k x p) | squared deviations of X (p)].
+    Vector<double> second = Vector<double>::Zero(k * p + p);
+    Eigen::Map<Matrix<double>> squares(second.data(), k, p);
+    detail::class_square_deviations<T>(X, class_of, weights, theta, squares);
+    second.tail(p) = onelearn::detail::centered_square_sums<T>(X, x_stats.x, std::nullopt);
+    exec_.allreduce(std::span(second.data(), static_cast<std::size_t>(second.size())),
+                    exec::reduce_op::sum);
+    const double epsilon =
+        var_smoothing * (second.tail(p) / static_cast<double>(x_stats.n_samples)).maxCoeff();
+
+    classes_ = classes;
+    theta_d_ = theta;
+    var_d_ = (squares.array().colwise() / counts.array()) + epsilon;
+    const Vector<double> prior = counts / counts.sum();
+    log_prior_d_ = prior.array().log();
+    theta_ = theta_d_.cast<T>();
+    var_ = var_d_.cast<T>();
+    class_count_ = counts.cast<T>();
+    class_prior_ = prior.cast<T>();
+    epsilon_ = static_cast<T>(epsilon);
+    fitted_ = true;
+    return *this;
+  }
+
+  /// The sorted distinct labels of every rank.
+  Labels gather_classes(const LabelsRef& y) const {
+    std::vector<std::int64_t> mine(y.begin(), y.end());
+    std::sort(mine.begin(), mine.end());
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(mine));
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    return Eigen::Map<const Labels>(all.data(), static_cast<index_t>(all.size()));
+  }
+
+  /// log P(x, c) up to a constant: n x n_classes, in double.
+  Matrix<double> joint_log_likelihood(std::string_view where, const MatrixRef<T>& X) const {
+    validation::check_fitted(where, fitted_);
+    validation::check_n_features(where, theta_d_.cols(), X.cols());
+    validation::check_finite(where, "X", X);
+    const Matrix<double> x = X.template cast<double>();
+    Matrix<double> jll(X.rows(), classes_.size());
+    for (index_t c = 0; c < classes_.size(); ++c) {
+      const double constant =
+          log_prior_d_(c) - 0.5 * (2.0 * std::numbers::pi * var_d_.row(c).array()).log().sum();
+      jll.col(c) = constant - 0.5 * ((x.rowwise() - theta_d_.row(c)).array().square().rowwise() /
+                                     var_d_.row(c).array())
+                                        .rowwise()
+                                        .sum();
+    }
+    return jll;
+  }
+
+  /// log P(c | x) with a log-sum-exp over the classes. The row maximum is subtracted first and
+  /// never added back: with near-zero variances (digits) the log-likelihoods reach -1e9, where
+  /// adding it back (as scipy's logsumexp does) would round the probabilities at ~1e-7.
+  Matrix<double> log_proba(std::string_view where, const MatrixRef<T>& X) const {
+    Matrix<double> jll = joint_log_likelihood(where, X);
+    const Vector<double> top = jll.rowwise().maxCoeff();
+    jll.colwise() -= top;
+    const Vector<double> log_norm = jll.array().exp().rowwise().sum().log();
+    jll.colwise() -= log_norm;
+    return jll;
+  }
+
+  template <class V>
+  const V& require_fitted(std::string_view where, const V& attribute) const {
+    validation::check_fitted(where, fitted_);
+    return attribute;
+  }
+
+  Exec exec_;
+  Labels classes_;
+  Matrix<double> theta_d_, var_d_;  // what predictions use, in double whatever T is
+  Vector<double> log_prior_d_;
+  Matrix<T> theta_, var_;
+  Vector<T> class_count_, class_prior_;
+  T epsilon_{};
+  bool fitted_ = false;
+};
+
+}  // namespace onelearn::naive_bayes
