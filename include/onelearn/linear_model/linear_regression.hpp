@@ -31,6 +31,7 @@
 
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
+#include "onelearn/linear_model/detail/linear_regressor.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -46,66 +47,29 @@ struct LinearRegressionParams {
 };
 
 template <class T, class Exec = exec::local>
-class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegressionParams> {
+class LinearRegression
+    : public detail::LinearRegressor<LinearRegression<T, Exec>, LinearRegressionParams, T, Exec> {
+  using Base = detail::LinearRegressor<LinearRegression<T, Exec>, LinearRegressionParams, T, Exec>;
+  friend Base;
+
  public:
-  using value_type = T;
   using Params = LinearRegressionParams;
+  static constexpr std::string_view name = "LinearRegression";
 
   explicit LinearRegression(const Params& params = {}, Exec exec = {})
-      : WithParams<LinearRegression, Params>(params), exec_(std::move(exec)) {}
+      : Base(params, std::move(exec)) {}
 
-  LinearRegression& fit(const MatrixRef<T>& X, const VectorRef<T>& y) {
-    return fit_impl(X, y, std::nullopt);
-  }
-
-  LinearRegression& fit(const MatrixRef<T>& X, const VectorRef<T>& y,
-                        const VectorRef<T>& sample_weight) {
-    return fit_impl(X, y, sample_weight);
-  }
-
-  /// Fits on a Dataset's features and targets, with its sample weights when it has them.
-  LinearRegression& fit(const Dataset<T>& data) {
-    if (data.has_sample_weights()) return fit(data.features(), data.targets(), data.sample_weights());
-    return fit(data.features(), data.targets());
-  }
-
-  [[nodiscard]] Vector<T> predict(const MatrixRef<T>& X) const {
-    constexpr std::string_view where = "LinearRegression.predict";
-    validation::check_fitted(where, fitted_);
-    validation::check_n_features(where, coef_.size(), X.cols());
-    validation::check_finite(where, "X", X);
-    return (X * coef_).array() + intercept_;
-  }
-
-  /// R^2 of the predictions for X against y. With a distributed policy it is collective: each
-  /// rank passes its own rows and every rank gets the score over all of them.
-  [[nodiscard]] T score(const MatrixRef<T>& X, const VectorRef<T>& y) const {
-    Vector<T> predicted;
-    exec_.propagate_errors([&] {
-      validation::check_same_length("LinearRegression.score", "y", X.rows(), y.size());
-      predicted = predict(X);
-    });
-    return metrics::r2_score<T>(y, predicted, exec_);
-  }
-
-  [[nodiscard]] const Vector<T>& coef() const { return require_fitted("LinearRegression.coef", coef_); }
-  [[nodiscard]] T intercept() const { return require_fitted("LinearRegression.intercept", intercept_); }
   /// Effective rank of the (centred) X, as scikit-learn's rank_.
-  [[nodiscard]] index_t rank() const { return require_fitted("LinearRegression.rank", rank_); }
+  [[nodiscard]] index_t rank() const { return Base::require_fitted("rank", rank_); }
   /// Singular values of the (centred, weighted) X, largest first, as scikit-learn's singular_.
   /// Computed on demand from the p x p triangle kept by fit, which has the same singular values.
   template <class Self = LinearRegression>  // a template, so only code that calls it compiles the SVD
   [[nodiscard]] Vector<T> singular() const {
-    validation::check_fitted("LinearRegression.singular", fitted_);
-    Vector<T> values = Vector<T>::Zero(coef_.size());
+    validation::check_fitted("LinearRegression.singular", this->fitted_);
+    Vector<T> values = Vector<T>::Zero(this->coef_.size());
     values.head(rank_) = Eigen::JacobiSVD<ColMatrix>(triangle_).singularValues();
     return values;
   }
-  [[nodiscard]] index_t n_features_in() const {
-    return require_fitted("LinearRegression.n_features_in", coef_.size());
-  }
-  [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
-  [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
  private:
   using ColMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
@@ -113,9 +77,9 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
   LinearRegression& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
                              const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "LinearRegression.fit";
-    fitted_ = false;
-    detail::check_fit_input<T>(where, exec_, X, y, weights);
-    const auto means = detail::global_means<T>(where, exec_, X, y, weights);
+    this->fitted_ = false;
+    onelearn::detail::check_fit_input<T>(where, this->exec_, X, y, weights);
+    const auto means = onelearn::detail::global_means<T>(where, this->exec_, X, y, weights);
     Vector<double> x_mean = Vector<double>::Zero(X.cols());
     double y_mean = 0;
     if (this->params_.fit_intercept) {
@@ -125,10 +89,10 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
 
     const ColMatrix stacked = gather_triangles(local_triangle(X, y, weights, x_mean, y_mean));
     solve(stacked, means.n_samples);
-    intercept_ = this->params_.fit_intercept
-                     ? static_cast<T>(y_mean - x_mean.dot(coef_.template cast<double>()))
+    this->intercept_ = this->params_.fit_intercept
+                     ? static_cast<T>(y_mean - x_mean.dot(this->coef_.template cast<double>()))
                      : T(0);
-    fitted_ = true;
+    this->fitted_ = true;
     return *this;
   }
 
@@ -155,7 +119,7 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
     // Row-major packing, so each rank's rows arrive contiguous after the all-gather.
     const Matrix<T> packed = mine;
     const std::vector<T> all =
-        exec_.allgatherv(std::span<const T>(packed.data(), static_cast<std::size_t>(packed.size())));
+        this->exec_.allgatherv(std::span<const T>(packed.data(), static_cast<std::size_t>(packed.size())));
     return Eigen::Map<const Matrix<T>>(all.data(), static_cast<index_t>(all.size()) / cols, cols);
   }
 
@@ -166,25 +130,15 @@ class LinearRegression : public WithParams<LinearRegression<T, Exec>, LinearRegr
     Eigen::CompleteOrthogonalDecomposition<ColMatrix> cod;
     cod.setThreshold(std::numeric_limits<T>::epsilon() * static_cast<T>(std::max(n_samples, p)));
     cod.compute(stacked.leftCols(p));
-    coef_ = cod.solve(stacked.col(p));
+    this->coef_ = cod.solve(stacked.col(p));
     rank_ = cod.rank();
     // A P = Q [T11 0; 0 0] Z with Q and Z orthogonal, so T11 carries A's nonzero singular
     // values: keep it for singular().
     triangle_ = cod.matrixT().topLeftCorner(rank_, rank_).template triangularView<Eigen::Upper>();
   }
 
-  template <class V>
-  const V& require_fitted(std::string_view where, const V& attribute) const {
-    validation::check_fitted(where, fitted_);
-    return attribute;
-  }
-
-  Exec exec_;
-  Vector<T> coef_;
   ColMatrix triangle_;  // T11 of the decomposition of the centred, weighted X: rank x rank
-  T intercept_{};
   index_t rank_ = 0;
-  bool fitted_ = false;
 };
 
 }  // namespace onelearn::linear_model

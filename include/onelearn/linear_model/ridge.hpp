@@ -67,6 +67,7 @@
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/detail/checks.hpp"
 #include "onelearn/linear_model/detail/gram.hpp"
+#include "onelearn/linear_model/detail/linear_regressor.hpp"
 #include "onelearn/metrics/r2_score.hpp"
 
 namespace onelearn::linear_model {
@@ -79,64 +80,26 @@ struct RidgeParams {
 };
 
 template <class T, class Exec = exec::local>
-class Ridge : public WithParams<Ridge<T, Exec>, RidgeParams> {
+class Ridge : public detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exec> {
+  using Base = detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exec>;
+  friend Base;
+
  public:
-  using value_type = T;
   using Params = RidgeParams;
+  static constexpr std::string_view name = "Ridge";
 
-  explicit Ridge(const Params& params = {}, Exec exec = {})
-      : WithParams<Ridge, Params>(params), exec_(std::move(exec)) {}
-
-  Ridge& fit(const MatrixRef<T>& X, const VectorRef<T>& y) { return fit_impl(X, y, std::nullopt); }
-
-  Ridge& fit(const MatrixRef<T>& X, const VectorRef<T>& y, const VectorRef<T>& sample_weight) {
-    return fit_impl(X, y, sample_weight);
-  }
-
-  /// Fits on a Dataset's features and targets, with its sample weights when it has them.
-  Ridge& fit(const Dataset<T>& data) {
-    if (data.has_sample_weights())
-      return fit(data.features(), data.targets(), data.sample_weights());
-    return fit(data.features(), data.targets());
-  }
-
-  [[nodiscard]] Vector<T> predict(const MatrixRef<T>& X) const {
-    constexpr std::string_view where = "Ridge.predict";
-    validation::check_fitted(where, fitted_);
-    validation::check_n_features(where, coef_.size(), X.cols());
-    validation::check_finite(where, "X", X);
-    return (X * coef_).array() + intercept_;
-  }
-
-  /// R^2 of the predictions for X against y. With a distributed policy it is collective: each
-  /// rank passes its own rows and every rank gets the score over all of them.
-  [[nodiscard]] T score(const MatrixRef<T>& X, const VectorRef<T>& y) const {
-    Vector<T> predicted;
-    exec_.propagate_errors([&] {
-      validation::check_same_length("Ridge.score", "y", X.rows(), y.size());
-      predicted = predict(X);
-    });
-    return metrics::r2_score<T>(y, predicted, exec_);
-  }
-
-  [[nodiscard]] const Vector<T>& coef() const { return require_fitted("Ridge.coef", coef_); }
-  [[nodiscard]] T intercept() const { return require_fitted("Ridge.intercept", intercept_); }
-  [[nodiscard]] index_t n_features_in() const {
-    return require_fitted("Ridge.n_features_in", coef_.size());
-  }
-  [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
-  [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  explicit Ridge(const Params& params = {}, Exec exec = {}) : Base(params, std::move(exec)) {}
 
  private:
   Ridge& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
                   const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "Ridge.fit";
-    fitted_ = false;
+    this->fitted_ = false;
     const Params& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.
-    exec_.propagate_errors([&] { detail::check_at_least(where, "alpha", params.alpha, 0.0); });
-    onelearn::detail::check_fit_input<T>(where, exec_, X, y, weights);
-    const auto means = onelearn::detail::global_means<T>(where, exec_, X, y, weights);
+    this->exec_.propagate_errors([&] { detail::check_at_least(where, "alpha", params.alpha, 0.0); });
+    onelearn::detail::check_fit_input<T>(where, this->exec_, X, y, weights);
+    const auto means = onelearn::detail::global_means<T>(where, this->exec_, X, y, weights);
     Vector<double> x_mean = Vector<double>::Zero(X.cols());
     double y_mean = 0;
     if (params.fit_intercept) {
@@ -145,11 +108,11 @@ class Ridge : public WithParams<Ridge<T, Exec>, RidgeParams> {
     }
 
     const detail::NormalEquations eq =
-        detail::normal_equations<T>(exec_, X, y, weights, 1.0, x_mean, y_mean);
+        detail::normal_equations<T>(this->exec_, X, y, weights, 1.0, x_mean, y_mean);
     const Eigen::VectorXd coef = solve(eq.gram, eq.xty, params.alpha);
-    coef_ = coef.cast<T>();
-    intercept_ = params.fit_intercept ? static_cast<T>(y_mean - x_mean.dot(coef)) : T(0);
-    fitted_ = true;
+    this->coef_ = coef.cast<T>();
+    this->intercept_ = params.fit_intercept ? static_cast<T>(y_mean - x_mean.dot(coef)) : T(0);
+    this->fitted_ = true;
     return *this;
   }
 
@@ -162,16 +125,6 @@ class Ridge : public WithParams<Ridge<T, Exec>, RidgeParams> {
     return gram.ldlt().solve(b);
   }
 
-  template <class V>
-  const V& require_fitted(std::string_view where, const V& attribute) const {
-    validation::check_fitted(where, fitted_);
-    return attribute;
-  }
-
-  Exec exec_;
-  Vector<T> coef_;
-  T intercept_{};
-  bool fitted_ = false;
 };
 
 }  // namespace onelearn::linear_model

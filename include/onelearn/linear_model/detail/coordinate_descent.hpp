@@ -32,6 +32,7 @@
 #include "onelearn/core/validation.hpp"
 #include "onelearn/linear_model/detail/checks.hpp"
 #include "onelearn/linear_model/detail/gram.hpp"
+#include "onelearn/linear_model/detail/linear_regressor.hpp"
 #include "onelearn/metrics/r2_score.hpp"
 
 namespace onelearn::linear_model::detail {
@@ -126,70 +127,26 @@ inline CoordinateDescentResult enet_coordinate_descent_gram(
 /// `static constexpr std::string_view name` ("Lasso") for error messages; a Params without an
 /// `l1_ratio` field is the pure L1 penalty (l1_ratio = 1).
 template <class Derived, class P, class T, class Exec>
-class CoordinateDescentRegressor : public WithParams<Derived, P> {
+class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec> {
+  using Base = LinearRegressor<Derived, P, T, Exec>;
+  friend Base;
+
  public:
-  using value_type = T;
-  using Params = P;
+  /// Weighted fits rescale the weights to sum to the number of samples, as scikit-learn does,
+  /// so the loss is the weighted mean of the squared errors: only their ratios matter.
+  using Base::fit;
 
-  Derived& fit(const MatrixRef<T>& X, const VectorRef<T>& y) {
-    return fit_impl(X, y, std::nullopt);
-  }
-
-  /// Weighted fit. As in scikit-learn the weights are first rescaled to sum to the number of
-  /// samples, so the loss is the weighted mean of the squared errors: only their ratios matter.
-  Derived& fit(const MatrixRef<T>& X, const VectorRef<T>& y, const VectorRef<T>& sample_weight) {
-    return fit_impl(X, y, sample_weight);
-  }
-
-  /// Fits on a Dataset's features and targets, with its sample weights when it has them.
-  Derived& fit(const Dataset<T>& data) {
-    if (data.has_sample_weights())
-      return fit(data.features(), data.targets(), data.sample_weights());
-    return fit(data.features(), data.targets());
-  }
-
-  [[nodiscard]] Vector<T> predict(const MatrixRef<T>& X) const {
-    const std::string where = qualified("predict");
-    validation::check_fitted(where, fitted_);
-    validation::check_n_features(where, coef_.size(), X.cols());
-    validation::check_finite(where, "X", X);
-    return (X * coef_).array() + intercept_;
-  }
-
-  /// R^2 of the predictions for X against y. With a distributed policy it is collective: each
-  /// rank passes its own rows and every rank gets the score over all of them.
-  [[nodiscard]] T score(const MatrixRef<T>& X, const VectorRef<T>& y) const {
-    Vector<T> predicted;
-    exec_.propagate_errors([&] {
-      validation::check_same_length(qualified("score"), "y", X.rows(), y.size());
-      predicted = predict(X);
-    });
-    return metrics::r2_score<T>(y, predicted, exec_);
-  }
-
-  [[nodiscard]] const Vector<T>& coef() const { return require_fitted("coef", coef_); }
-  [[nodiscard]] T intercept() const { return require_fitted("intercept", intercept_); }
   /// Passes over the coordinates made by the descent (scikit-learn's n_iter_).
-  [[nodiscard]] int n_iter() const { return require_fitted("n_iter", n_iter_); }
+  [[nodiscard]] int n_iter() const { return Base::require_fitted("n_iter", n_iter_); }
   /// Duality gap at the end of the descent, on the scale of the objective
   /// 1/(2n)‖y - Xw‖² + penalty (scikit-learn's dual_gap_). Below tol * ‖y - mean(y)‖² / n
   /// unless the descent stopped at max_iter.
-  [[nodiscard]] T dual_gap() const { return require_fitted("dual_gap", dual_gap_); }
-  [[nodiscard]] index_t n_features_in() const {
-    return require_fitted("n_features_in", coef_.size());
-  }
-  [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
-  [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  [[nodiscard]] T dual_gap() const { return Base::require_fitted("dual_gap", dual_gap_); }
 
  protected:
-  CoordinateDescentRegressor(const P& params, Exec exec)
-      : WithParams<Derived, P>(params), exec_(std::move(exec)) {}
+  CoordinateDescentRegressor(const P& params, Exec exec) : Base(params, std::move(exec)) {}
 
  private:
-  static std::string qualified(std::string_view method) {
-    return std::string(Derived::name) + "." + std::string(method);
-  }
-
   static double l1_ratio_of(const P& params) {
     if constexpr (requires { params.l1_ratio; }) {
       return params.l1_ratio;
@@ -217,13 +174,13 @@ class CoordinateDescentRegressor : public WithParams<Derived, P> {
 
   Derived& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
                     const std::optional<VectorRef<T>>& weights) {
-    const std::string where = qualified("fit");
-    fitted_ = false;
+    const std::string where = Base::qualified("fit");
+    this->fitted_ = false;
     const P& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.
-    exec_.propagate_errors([&] { check_params(where, params); });
-    onelearn::detail::check_fit_input<T>(where, exec_, X, y, weights);
-    const auto means = onelearn::detail::global_means<T>(where, exec_, X, y, weights);
+    this->exec_.propagate_errors([&] { check_params(where, params); });
+    onelearn::detail::check_fit_input<T>(where, this->exec_, X, y, weights);
+    const auto means = onelearn::detail::global_means<T>(where, this->exec_, X, y, weights);
     Vector<double> x_mean = Vector<double>::Zero(X.cols());
     double y_mean = 0;
     if (params.fit_intercept) {
@@ -236,7 +193,7 @@ class CoordinateDescentRegressor : public WithParams<Derived, P> {
     const auto n = static_cast<double>(means.n_samples);
     const double weight_scale = weights ? n / means.total_weight : 1.0;
     const NormalEquations eq =
-        normal_equations<T>(exec_, X, y, weights, weight_scale, x_mean, y_mean);
+        normal_equations<T>(this->exec_, X, y, weights, weight_scale, x_mean, y_mean);
     const double l1_ratio = l1_ratio_of(params);
     const double l1_reg = params.alpha * l1_ratio * n;
     const double l2_reg = params.alpha * (1.0 - l1_ratio) * n;
@@ -244,26 +201,16 @@ class CoordinateDescentRegressor : public WithParams<Derived, P> {
         l1_reg, l2_reg, eq.gram, eq.xty, eq.yty, params.max_iter, params.tol,
         params.selection == "random", static_cast<std::uint32_t>(params.random_state));
 
-    coef_ = result.coef.cast<T>();
-    intercept_ = params.fit_intercept ? static_cast<T>(y_mean - x_mean.dot(result.coef)) : T(0);
+    this->coef_ = result.coef.cast<T>();
+    this->intercept_ = params.fit_intercept ? static_cast<T>(y_mean - x_mean.dot(result.coef)) : T(0);
     n_iter_ = result.n_iter;
     dual_gap_ = static_cast<T>(result.gap / n);
-    fitted_ = true;
+    this->fitted_ = true;
     return static_cast<Derived&>(*this);
   }
 
-  template <class V>
-  const V& require_fitted(std::string_view attribute, const V& value) const {
-    if (!fitted_) validation::check_fitted(qualified(attribute), false);
-    return value;
-  }
-
-  Exec exec_;
-  Vector<T> coef_;
-  T intercept_{};
   T dual_gap_{};
   int n_iter_ = 0;
-  bool fitted_ = false;
 };
 
 }  // namespace onelearn::linear_model::detail
