@@ -48,14 +48,15 @@ class Dataset {
   explicit Dataset(Matrix<T> features) : features_(std::move(features)) {}
 
   Dataset(Matrix<T> features, Vector<Y> targets)
-      : features_(std::move(features)), targets_(std::move(targets)) {
-    check_rows("targets", targets_->size());
+      : features_(std::move(features)), targets_(std::move(targets)), has_targets_(true) {
+    check_rows("targets", targets_.size());
   }
 
   Dataset(Matrix<T> features, Vector<Y> targets, Vector<T> sample_weights)
       : Dataset(std::move(features), std::move(targets)) {
     check_rows("sample_weights", sample_weights.size());
     sample_weights_ = std::move(sample_weights);
+    has_sample_weights_ = true;
   }
 
   /// Number of samples (rows).
@@ -65,18 +66,18 @@ class Dataset {
 
   [[nodiscard]] const Matrix<T>& features() const noexcept { return features_; }
 
-  [[nodiscard]] bool has_targets() const noexcept { return targets_.has_value(); }
+  [[nodiscard]] bool has_targets() const noexcept { return has_targets_; }
   [[nodiscard]] const Vector<Y>& targets() const {
-    if (!targets_) throw invalid_argument("Dataset::targets: this dataset has no targets");
-    return *targets_;
+    if (!has_targets_) throw invalid_argument("Dataset::targets: this dataset has no targets");
+    return targets_;
   }
 
-  [[nodiscard]] bool has_sample_weights() const noexcept { return sample_weights_.has_value(); }
+  [[nodiscard]] bool has_sample_weights() const noexcept { return has_sample_weights_; }
   [[nodiscard]] const Vector<T>& sample_weights() const {
-    if (!sample_weights_) {
+    if (!has_sample_weights_) {
       throw invalid_argument("Dataset::sample_weights: this dataset has no sample weights");
     }
-    return *sample_weights_;
+    return sample_weights_;
   }
 
   /// Column names, when the data came with them (a CSV header, struct field names); may be empty.
@@ -95,9 +96,12 @@ class Dataset {
   /// The rows at `indices`, in that order (repeats allowed).
   [[nodiscard]] Dataset subset(const std::vector<index_t>& indices) const {
     Dataset out;
-    out.features_.resize(static_cast<index_t>(indices.size()), n_features());
-    if (targets_) out.targets_.emplace(static_cast<index_t>(indices.size()));
-    if (sample_weights_) out.sample_weights_.emplace(static_cast<index_t>(indices.size()));
+    const auto n = static_cast<index_t>(indices.size());
+    out.features_.resize(n, n_features());
+    out.has_targets_ = has_targets_;
+    out.has_sample_weights_ = has_sample_weights_;
+    if (has_targets_) out.targets_.resize(n);
+    if (has_sample_weights_) out.sample_weights_.resize(n);
     for (std::size_t i = 0; i < indices.size(); ++i) {
       const index_t src = indices[i];
       if (src < 0 || src >= size()) {
@@ -107,8 +111,8 @@ class Dataset {
       }
       const auto dst = static_cast<index_t>(i);
       out.features_.row(dst) = features_.row(src);
-      if (targets_) (*out.targets_)(dst) = (*targets_)(src);
-      if (sample_weights_) (*out.sample_weights_)(dst) = (*sample_weights_)(src);
+      if (has_targets_) out.targets_(dst) = targets_(src);
+      if (has_sample_weights_) out.sample_weights_(dst) = sample_weights_(src);
     }
     out.feature_names_ = feature_names_;
     return out;
@@ -178,8 +182,8 @@ class Dataset {
     Batch<T, Y> out{Eigen::Map<const Matrix<T>>(features_.data() + begin * n_features(), rows,
                                                 n_features()),
                     std::nullopt, std::nullopt, begin};
-    if (targets_) out.targets.emplace(targets_->data() + begin, rows);
-    if (sample_weights_) out.sample_weights.emplace(sample_weights_->data() + begin, rows);
+    if (has_targets_) out.targets.emplace(targets_.data() + begin, rows);
+    if (has_sample_weights_) out.sample_weights.emplace(sample_weights_.data() + begin, rows);
     return out;
   }
 
@@ -221,8 +225,12 @@ class Dataset {
   }
 
   Matrix<T> features_;
-  std::optional<Vector<Y>> targets_;
-  std::optional<Vector<T>> sample_weights_;
+  // Plain vectors and flags rather than std::optional<Vector>: GCC 12 reports false
+  // "may be used uninitialized" warnings through optional Eigen objects.
+  Vector<Y> targets_;
+  Vector<T> sample_weights_;
+  bool has_targets_ = false;
+  bool has_sample_weights_ = false;
   std::vector<std::string> feature_names_;
 };
 
