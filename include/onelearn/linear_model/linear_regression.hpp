@@ -78,14 +78,7 @@ class LinearRegression
                              const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "LinearRegression.fit";
     this->fitted_ = false;
-    onelearn::detail::check_fit_input<T>(where, this->exec_, X, y, weights);
-    const auto means = onelearn::detail::global_means<T>(where, this->exec_, X, y, weights);
-    Vector<double> x_mean = Vector<double>::Zero(X.cols());
-    double y_mean = 0;
-    if (this->params_.fit_intercept) {
-      x_mean = means.x;
-      y_mean = means.y;
-    }
+    const auto [means, x_mean, y_mean] = this->centring(where, X, y, weights);
 
     const ColMatrix stacked = gather_triangles(local_triangle(X, y, weights, x_mean, y_mean));
     solve(stacked, means.n_samples);

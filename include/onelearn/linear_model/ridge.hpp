@@ -98,14 +98,7 @@ class Ridge : public detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exe
     const Params& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.
     this->exec_.propagate_errors([&] { detail::check_at_least(where, "alpha", params.alpha, 0.0); });
-    onelearn::detail::check_fit_input<T>(where, this->exec_, X, y, weights);
-    const auto means = onelearn::detail::global_means<T>(where, this->exec_, X, y, weights);
-    Vector<double> x_mean = Vector<double>::Zero(X.cols());
-    double y_mean = 0;
-    if (params.fit_intercept) {
-      x_mean = means.x;
-      y_mean = means.y;
-    }
+    const auto [means, x_mean, y_mean] = this->centring(where, X, y, weights);
 
     const detail::NormalEquations eq =
         detail::normal_equations<T>(this->exec_, X, y, weights, 1.0, x_mean, y_mean);

@@ -179,14 +179,7 @@ class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec> {
     const P& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.
     this->exec_.propagate_errors([&] { check_params(where, params); });
-    onelearn::detail::check_fit_input<T>(where, this->exec_, X, y, weights);
-    const auto means = onelearn::detail::global_means<T>(where, this->exec_, X, y, weights);
-    Vector<double> x_mean = Vector<double>::Zero(X.cols());
-    double y_mean = 0;
-    if (params.fit_intercept) {
-      x_mean = means.x;
-      y_mean = means.y;
-    }
+    const auto [means, x_mean, y_mean] = this->centring(where, X, y, weights);
 
     // scikit-learn's scaling: weights sum to n, and the penalties are multiplied by n so that
     // the descent minimises n times the documented objective.

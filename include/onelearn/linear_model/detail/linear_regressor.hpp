@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -73,6 +74,27 @@ class LinearRegressor : public WithParams<Derived, P> {
  protected:
   LinearRegressor(const P& params, Exec exec)
       : WithParams<Derived, P>(params), exec_(std::move(exec)) {}
+
+  /// What fit centres X and y with: the global means, or zeros when fit_intercept is false.
+  struct Centring {
+    onelearn::detail::GlobalMeans means;  ///< over all ranks, whatever fit_intercept says
+    Vector<double> x_mean;
+    double y_mean = 0;
+  };
+
+  /// The prologue of every linear model's fit: validates X, y and the weights (an error on any
+  /// rank is raised on all), then all-reduces the means in one collective.
+  Centring centring(std::string_view where, const MatrixRef<T>& X, const VectorRef<T>& y,
+                    const std::optional<VectorRef<T>>& weights) const {
+    onelearn::detail::check_fit_input<T>(where, exec_, X, y, weights);
+    Centring out{onelearn::detail::global_means<T>(where, exec_, X, y, weights),
+                 Vector<double>::Zero(X.cols()), 0.0};
+    if (this->params_.fit_intercept) {
+      out.x_mean = out.means.x;
+      out.y_mean = out.means.y;
+    }
+    return out;
+  }
 
   /// "Ridge.fit", for error messages.
   static std::string qualified(std::string_view method) {
