@@ -221,16 +221,22 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
   }
 
   [[nodiscard]] const Matrix<T>& cluster_centers() const {
-    return require_fitted("KMeans.cluster_centers", cluster_centers_);
+    return validation::fitted_attribute("KMeans.cluster_centers", fitted_, cluster_centers_);
   }
   /// Labels of the training rows this rank passed to fit.
-  [[nodiscard]] const Labels& labels() const { return require_fitted("KMeans.labels", labels_); }
+  [[nodiscard]] const Labels& labels() const {
+    return validation::fitted_attribute("KMeans.labels", fitted_, labels_);
+  }
   /// Sum of squared distances of all training rows (all ranks) to their centre.
-  [[nodiscard]] T inertia() const { return require_fitted("KMeans.inertia", inertia_); }
+  [[nodiscard]] T inertia() const {
+    return validation::fitted_attribute("KMeans.inertia", fitted_, inertia_);
+  }
   /// Lloyd iterations run by the kept run.
-  [[nodiscard]] index_t n_iter() const { return require_fitted("KMeans.n_iter", n_iter_); }
+  [[nodiscard]] index_t n_iter() const {
+    return validation::fitted_attribute("KMeans.n_iter", fitted_, n_iter_);
+  }
   [[nodiscard]] index_t n_features_in() const {
-    return require_fitted("KMeans.n_features_in", n_features_);
+    return validation::fitted_attribute("KMeans.n_features_in", fitted_, n_features_);
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
@@ -300,12 +306,6 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
     validation::check_fitted(where, fitted_);
     validation::check_n_features(where, n_features_, X.cols());
     validation::check_finite(where, "X", X);
-  }
-
-  template <class V>
-  const V& require_fitted(std::string_view where, const V& attribute) const {
-    validation::check_fitted(where, fitted_);
-    return attribute;
   }
 
   Exec exec_;

@@ -70,6 +70,14 @@ inline void check_fitted(std::string_view where, bool fitted) {
                          "is not fitted yet; call fit first");
 }
 
+/// `attribute`, if the estimator is fitted; a not_fitted_error naming `where` otherwise. What
+/// every fitted-attribute getter (`coef()`, `mean()`, ...) returns through.
+template <class V>
+const V& fitted_attribute(std::string_view where, bool fitted, const V& attribute) {
+  check_fitted(where, fitted);
+  return attribute;
+}
+
 /// Sample weights are finite and non-negative.
 template <class T>
 void check_sample_weights(std::string_view where, const VectorRef<T>& weights) {

@@ -190,27 +190,30 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
   }
 
   [[nodiscard]] const Matrix<T>& components() const {
-    return require_fitted("PCA.components", components_);
+    return validation::fitted_attribute("PCA.components", fitted_, components_);
   }
   [[nodiscard]] const Vector<T>& explained_variance() const {
-    return require_fitted("PCA.explained_variance", explained_variance_);
+    return validation::fitted_attribute("PCA.explained_variance", fitted_, explained_variance_);
   }
   [[nodiscard]] const Vector<T>& explained_variance_ratio() const {
-    return require_fitted("PCA.explained_variance_ratio", explained_variance_ratio_);
+    return validation::fitted_attribute("PCA.explained_variance_ratio", fitted_,
+                                        explained_variance_ratio_);
   }
   [[nodiscard]] const Vector<T>& singular_values() const {
-    return require_fitted("PCA.singular_values", singular_values_);
+    return validation::fitted_attribute("PCA.singular_values", fitted_, singular_values_);
   }
-  [[nodiscard]] const Vector<T>& mean() const { return require_fitted("PCA.mean", mean_); }
+  [[nodiscard]] const Vector<T>& mean() const {
+    return validation::fitted_attribute("PCA.mean", fitted_, mean_);
+  }
   [[nodiscard]] T noise_variance() const {
-    return require_fitted("PCA.noise_variance", noise_variance_);
+    return validation::fitted_attribute("PCA.noise_variance", fitted_, noise_variance_);
   }
   /// Samples seen in fit, over all ranks.
   [[nodiscard]] std::int64_t n_samples() const {
-    return require_fitted("PCA.n_samples", n_samples_);
+    return validation::fitted_attribute("PCA.n_samples", fitted_, n_samples_);
   }
   [[nodiscard]] index_t n_features_in() const {
-    return require_fitted("PCA.n_features_in", n_features_);
+    return validation::fitted_attribute("PCA.n_features_in", fitted_, n_features_);
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
@@ -238,12 +241,6 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
       }
       if (value < 0) V.col(j) = -V.col(j);
     }
-  }
-
-  template <class V>
-  const V& require_fitted(std::string_view where, const V& attribute) const {
-    validation::check_fitted(where, fitted_);
-    return attribute;
   }
 
   Exec exec_;

@@ -182,24 +182,28 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
   }
 
   [[nodiscard]] const Labels& classes() const {
-    return require_fitted("GaussianNB.classes", classes_);
+    return validation::fitted_attribute("GaussianNB.classes", fitted_, classes_);
   }
   [[nodiscard]] const Vector<T>& class_count() const {
-    return require_fitted("GaussianNB.class_count", class_count_);
+    return validation::fitted_attribute("GaussianNB.class_count", fitted_, class_count_);
   }
   [[nodiscard]] const Vector<T>& class_prior() const {
-    return require_fitted("GaussianNB.class_prior", class_prior_);
+    return validation::fitted_attribute("GaussianNB.class_prior", fitted_, class_prior_);
   }
   /// Per-class means, n_classes x n_features (scikit-learn's theta_).
   [[nodiscard]] const Matrix<T>& theta() const {
-    return require_fitted("GaussianNB.theta", theta_);
+    return validation::fitted_attribute("GaussianNB.theta", fitted_, theta_);
   }
   /// Per-class variances plus epsilon, n_classes x n_features (scikit-learn's var_).
-  [[nodiscard]] const Matrix<T>& var() const { return require_fitted("GaussianNB.var", var_); }
+  [[nodiscard]] const Matrix<T>& var() const {
+    return validation::fitted_attribute("GaussianNB.var", fitted_, var_);
+  }
   /// var_smoothing times the largest feature variance of X (scikit-learn's epsilon_).
-  [[nodiscard]] T epsilon() const { return require_fitted("GaussianNB.epsilon", epsilon_); }
+  [[nodiscard]] T epsilon() const {
+    return validation::fitted_attribute("GaussianNB.epsilon", fitted_, epsilon_);
+  }
   [[nodiscard]] index_t n_features_in() const {
-    return require_fitted("GaussianNB.n_features_in", theta_.cols());
+    return validation::fitted_attribute("GaussianNB.n_features_in", fitted_, theta_.cols());
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
@@ -312,12 +316,6 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
     const Vector<double> log_norm = jll.array().exp().rowwise().sum().log();
     jll.colwise() -= log_norm;
     return jll;
-  }
-
-  template <class V>
-  const V& require_fitted(std::string_view where, const V& attribute) const {
-    validation::check_fitted(where, fitted_);
-    return attribute;
   }
 
   Exec exec_;

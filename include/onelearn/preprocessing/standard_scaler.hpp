@@ -58,7 +58,8 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
     // One fused pass per case: the output is written once, never copied then updated.
     const bool centre = this->params_.with_mean;
     const bool divide = this->params_.with_std;
-    if (centre && divide) return (X.rowwise() - mean_.transpose()).array().rowwise() / scale_.transpose().array();
+    if (centre && divide)
+      return (X.rowwise() - mean_.transpose()).array().rowwise() / scale_.transpose().array();
     if (centre) return X.rowwise() - mean_.transpose();
     if (divide) return X.array().rowwise() / scale_.transpose().array();
     return X;
@@ -70,7 +71,9 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
     check_transform_input("StandardScaler.inverse_transform", X);
     const bool centre = this->params_.with_mean;
     const bool divide = this->params_.with_std;
-    if (centre && divide) return (X.array().rowwise() * scale_.transpose().array()).matrix().rowwise() + mean_.transpose();
+    if (centre && divide)
+      return (X.array().rowwise() * scale_.transpose().array()).matrix().rowwise() +
+             mean_.transpose();
     if (centre) return X.rowwise() + mean_.transpose();
     if (divide) return X.array().rowwise() * scale_.transpose().array();
     return X;
@@ -78,18 +81,24 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
 
   /// Per-feature mean of the training data (computed even when with_mean is false, like
   /// scikit-learn, as long as with_std needs it).
-  [[nodiscard]] const Vector<T>& mean() const { return require_fitted("StandardScaler.mean", mean_); }
+  [[nodiscard]] const Vector<T>& mean() const {
+    return validation::fitted_attribute("StandardScaler.mean", fitted_, mean_);
+  }
   /// Per-feature population variance of the training data.
-  [[nodiscard]] const Vector<T>& var() const { return require_fitted("StandardScaler.var", var_); }
+  [[nodiscard]] const Vector<T>& var() const {
+    return validation::fitted_attribute("StandardScaler.var", fitted_, var_);
+  }
   /// Per-feature divisor: the standard deviation, or 1 for a constant feature (so it maps to 0)
   /// and for every feature when with_std is false.
-  [[nodiscard]] const Vector<T>& scale() const { return require_fitted("StandardScaler.scale", scale_); }
+  [[nodiscard]] const Vector<T>& scale() const {
+    return validation::fitted_attribute("StandardScaler.scale", fitted_, scale_);
+  }
   /// Samples seen in fit, over all ranks.
   [[nodiscard]] std::int64_t n_samples_seen() const {
-    return require_fitted("StandardScaler.n_samples_seen", n_samples_seen_);
+    return validation::fitted_attribute("StandardScaler.n_samples_seen", fitted_, n_samples_seen_);
   }
   [[nodiscard]] index_t n_features_in() const {
-    return require_fitted("StandardScaler.n_features_in", n_features_);
+    return validation::fitted_attribute("StandardScaler.n_features_in", fitted_, n_features_);
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
@@ -144,12 +153,6 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
   }
 
   void fitted(std::string_view where) const { validation::check_fitted(where, fitted_); }
-
-  template <class V>
-  const V& require_fitted(std::string_view where, const V& attribute) const {
-    fitted(where);
-    return attribute;
-  }
 
   Exec exec_;
   Vector<T> mean_, var_, scale_;
