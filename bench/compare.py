@@ -24,7 +24,9 @@ def sklearn(data, workload):
 def onelearn(bench, data, workload, ranks):
     cmd = [bench, "--data", data, workload]
     if ranks > 1:
-        flags = ["--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none"]
+        # One OpenMP thread per rank: 2 ranks already fill the 2 cores of the reference machine.
+        flags = ["--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none",
+                 "-x", "OMP_NUM_THREADS=1"]
         if os.geteuid() == 0:
             flags.append("--allow-run-as-root")
         cmd = ["mpirun", "-np", str(ranks), *flags, bench, "--data", data, "--policy", "mpi", workload]

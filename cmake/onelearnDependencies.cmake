@@ -2,8 +2,8 @@
 # onelearnConfig.cmake, so both resolve them the same way.
 #
 # Required: Eigen 3.4, xtensor, Boost >= 1.81 headers (Boost.PFR; 1.74 has none).
-# Optional, each enabling one target: MPI (onelearn::mpi), UCX (onelearn::ucx, needs MPI),
-# ONNX protobuf (onelearn::onnx).
+# Optional, each enabling one target: OpenMP (onelearn::openmp, threads in the kernels),
+# MPI (onelearn::mpi), UCX (onelearn::ucx, needs MPI), ONNX protobuf (onelearn::onnx).
 
 include(CMakeFindDependencyMacro)
 
@@ -21,6 +21,9 @@ endmacro()
 onelearn_find_required(Eigen3 3.4 NO_MODULE)
 onelearn_find_required(xtensor)
 onelearn_find_required(Boost 1.81 CONFIG)
+
+find_package(OpenMP QUIET COMPONENTS CXX)
+set(ONELEARN_HAVE_OPENMP ${OpenMP_CXX_FOUND})
 
 find_package(MPI QUIET COMPONENTS CXX)
 set(ONELEARN_HAVE_MPI ${MPI_CXX_FOUND})

@@ -20,9 +20,13 @@ foreach(ranks 2 3)
             ${MPIEXEC_PREFLAGS} $<TARGET_FILE:onelearn_mpi_tests> ${MPIEXEC_POSTFLAGS})
   # A distributed bug shows up as a hang: the timeout turns it into a failure.
   set_tests_properties(mpi_np${ranks} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS ${ranks})
+  # One thread per rank: ranks x OpenMP threads beyond the cores makes spinning threads wait
+  # for descheduled ones. The unit tests run the threaded kernels.
+  set(onelearn_mpi_env OMP_NUM_THREADS=1)
   if(ONELEARN_SANITIZE)
     # OpenMPI keeps allocations alive until exit, on purpose: LeakSanitizer would report them as
     # leaks of ours. Address and undefined-behaviour checks stay on.
-    set_tests_properties(mpi_np${ranks} PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+    list(APPEND onelearn_mpi_env ASAN_OPTIONS=detect_leaks=0)
   endif()
+  set_tests_properties(mpi_np${ranks} PROPERTIES ENVIRONMENT "${onelearn_mpi_env}")
 endforeach()

@@ -1,8 +1,43 @@
 #pragma once
-// linear_model::LinearRegression: ordinary least squares, as scikit-learn's LinearRegression.
-//
-// The solve is a tall-skinny QR (TSQR), chosen over the normal equations because it keeps the
-// accuracy of scikit-learn's SVD-based lstsq (the normal equations square the condition number)
+/**
+ * \code
+ * #include <onelearn/linear_model/linear_regression.hpp>
+ *
+ * onelearn::linear_model::LinearRegression<double> ols;     // or ({.fit_intercept = false})
+ * ols.fit(X_train, y_train);              // Matrix<double> (rows = samples), Vector<double>
+ * onelearn::Vector<double> y_hat = ols.predict(X_test);
+ * double r2 = ols.score(X_test, y_test);
+ *
+ * // Data-parallel: each rank passes its own rows; every rank ends with the same model.
+ * onelearn::linear_model::LinearRegression<double, onelearn::exec::mpi> dist(
+ *     {}, onelearn::exec::mpi{comm});
+ * dist.fit(my_X, my_y);
+ * \endcode
+ *
+ * linear_model::LinearRegression: ordinary least squares, as scikit-learn's LinearRegression
+ * (1.2.1): minimises Σ_i w_i (y_i - x_iᵀ coef - intercept)², giving the minimum-norm coef when
+ * X is rank-deficient (as scipy's lstsq does).
+ *
+ * \par Parameters (LinearRegressionParams)
+ * - `fit_intercept` (bool, default true): fit an intercept (centre X and y) or force it to 0.
+ *
+ * \par Attributes (after fit)
+ * - `coef()` (Vector<T>, p): the coefficients, scikit-learn's coef_.
+ * - `intercept()` (T): scikit-learn's intercept_ (0 when fit_intercept is false).
+ * - `rank()`: the numerical rank of the centred X; `singular()`: its singular values.
+ * - `n_features_in()`: number of features seen in fit.
+ *
+ * \par Differences from scikit-learn
+ * - No `positive` (non-negative least squares), `n_jobs` or `copy_X`.
+ *
+ * Errors: `not_fitted_error` before fit; `shape_error` for y or sample_weight of the wrong
+ * length, X with other features than in fit, or ranks that disagree on the number of features;
+ * `invalid_argument` for NaN/Inf, negative weights and no samples. Under exec::mpi every error in
+ * fit is raised on every rank.
+ */
+
+// Method. The solve is a tall-skinny QR (TSQR), chosen over the normal equations because it
+// keeps the accuracy of scikit-learn's SVD-based lstsq (the normal equations square the condition number)
 // while distributing just as well:
 //   1. each rank QR-factorises its centred block [X_i  y_i] and keeps the small triangle R_i
 //      ((p+1) x (p+1) at most), which carries everything least squares needs of the block;

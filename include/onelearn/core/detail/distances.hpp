@@ -10,11 +10,13 @@
 // other row is wanted (inertia, the farthest point), paired_squared_distances subtracts first.
 //
 // Rows are processed in blocks of block_rows, so a kernel's scratch memory is
-// block_rows x (rows of Y) whatever the number of rows of X.
+// block_rows x (rows of Y) whatever the number of rows of X, and the blocks run on threads
+// (core/detail/parallel.hpp), each writing only its own rows of the result.
 
 #include <algorithm>
 #include <cstdint>
 
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 
 namespace onelearn::detail {
@@ -55,12 +57,9 @@ template <class T>
 void nearest_rows(const MatrixRef<T>& X, const MatrixRef<T>& Y, const Vector<T>& y_norms,
                   Eigen::Ref<Labels> nearest) {
   const index_t k = Y.rows();
-  Matrix<T> products;
-  for (index_t begin = 0; begin < X.rows(); begin += block_rows) {
-    const index_t m = std::min(block_rows, X.rows() - begin);
-    products.resize(m, k);
-    products.noalias() = X.middleRows(begin, m) * Y.transpose();
-    for (index_t i = 0; i < m; ++i) {
+  for_each_chunk(X.rows(), block_rows, [&](index_t, index_t begin, index_t end) {
+    const Matrix<T> products = X.middleRows(begin, end - begin) * Y.transpose();
+    for (index_t i = 0; i < end - begin; ++i) {
       index_t best = 0;
       T best_value = y_norms(0) - T(2) * products(i, 0);
       for (index_t j = 1; j < k; ++j) {
@@ -72,7 +71,7 @@ void nearest_rows(const MatrixRef<T>& X, const MatrixRef<T>& Y, const Vector<T>&
       }
       nearest(begin + i) = static_cast<std::int64_t>(best);
     }
-  }
+  });
 }
 
 /// d_i = ||x_i - y_{index(i)}||^2, computed by subtracting first (no cancellation) and in double
@@ -81,10 +80,12 @@ template <class T>
 Vector<double> paired_squared_distances(const MatrixRef<T>& X, const MatrixRef<T>& Y,
                                         const Eigen::Ref<const Labels>& index) {
   Vector<double> d(X.rows());
-  for (index_t i = 0; i < X.rows(); ++i) {
-    d(i) =
-        (X.row(i).template cast<double>() - Y.row(index(i)).template cast<double>()).squaredNorm();
-  }
+  for_each_chunk(X.rows(), block_rows, [&](index_t, index_t begin, index_t end) {
+    for (index_t i = begin; i < end; ++i) {
+      d(i) = (X.row(i).template cast<double>() - Y.row(index(i)).template cast<double>())
+                 .squaredNorm();
+    }
+  });
   return d;
 }
 

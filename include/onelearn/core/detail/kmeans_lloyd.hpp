@@ -1,7 +1,8 @@
 #pragma once
 // Lloyd's k-means iterations, as scikit-learn 1.2's _kmeans_single_lloyd, for one process or
 // many. Per iteration:
-//   1. assign each local row to its nearest centre (detail::nearest_rows: one GEMM per block);
+//   1. assign each local row to its nearest centre (detail::nearest_rows: one GEMM per block),
+//      and in the same pass over the rows (assign_and_sum, on threads)
 //   2. sum the rows of each cluster and count them, in double, and count the rows whose label
 //      changed; ONE all-reduce of [sums (k x p), counts (k), changed] gives every rank the totals;
 //   3. a cluster left empty takes the point farthest from its centre (scikit-learn's
@@ -22,6 +23,7 @@
 
 #include "onelearn/core/detail/distances.hpp"
 #include "onelearn/core/detail/kmeans_rows.hpp"
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
 
@@ -35,20 +37,42 @@ struct LloydResult {
   index_t n_iter = 0;
 };
 
-/// Sums, per cluster, the rows labelled with it (into `sums`, k x p) and counts them (`counts`),
-/// in double. Returns how many labels differ from `previous`.
+/// The assignment step fused with the sums the update step needs (scikit-learn's Lloyd loop
+/// fuses them too): labels(i) becomes the nearest centre of row i; `sums` (k x p) and `counts`
+/// (k) receive, in double, the sum and number of the rows of each cluster. Returns how many
+/// labels differ from `previous`.
+///
+/// Chunks of rows run on threads, each with its own partial sums; there are at most
+/// max_partials chunks whatever n is (bounding the k x p partials' memory), and the partials are
+/// added in chunk order, so the result is the same on any number of threads.
 template <class T>
-double cluster_sums(const MatrixRef<T>& X, const Eigen::Ref<const Labels>& labels,
-                    const Eigen::Ref<const Labels>& previous, Eigen::Ref<Matrix<double>> sums,
-                    Eigen::Ref<Vector<double>> counts) {
-  double changed = 0;
-  for (index_t i = 0; i < X.rows(); ++i) {
-    const index_t label = labels(i);
-    sums.row(label) += X.row(i).template cast<double>();
-    counts(label) += 1;
-    if (label != previous(i)) changed += 1;
-  }
-  return changed;
+double assign_and_sum(const MatrixRef<T>& X, const Matrix<T>& centers, Eigen::Ref<Labels> labels,
+                      const Eigen::Ref<const Labels>& previous, Eigen::Ref<Matrix<double>> sums,
+                      Eigen::Ref<Vector<double>> counts) {
+  constexpr index_t max_partials = 64;
+  const index_t n = X.rows();
+  const index_t p = X.cols();
+  const index_t k = centers.rows();
+  const Vector<T> center_norms = row_squared_norms<T>(centers);
+  const index_t grain = fixed_chunks(n, block_rows, max_partials);
+  // Per chunk, one row: [sums (k x p, row-major), counts (k), changed].
+  Matrix<double> partials = Matrix<double>::Zero(chunk_count(n, grain), k * p + k + 1);
+  for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
+    nearest_rows<T>(X.middleRows(begin, end - begin), centers, center_norms,
+                    labels.segment(begin, end - begin));
+    double* partial = partials.row(chunk).data();
+    Eigen::Map<Matrix<double>> chunk_sums(partial, k, p);
+    for (index_t i = begin; i < end; ++i) {
+      const index_t label = labels(i);
+      chunk_sums.row(label) += X.row(i).template cast<double>();
+      partial[k * p + label] += 1;
+      if (label != previous(i)) partial[k * p + k] += 1;
+    }
+  });
+  const Vector<double> total = partials.colwise().sum().transpose();
+  sums = Eigen::Map<const Matrix<double>>(total.data(), k, p);
+  counts = total.segment(k * p, k);
+  return total(k * p + k);
 }
 
 /// scikit-learn's _relocate_empty_clusters_dense over all ranks: the clusters with no rows take,
@@ -134,9 +158,7 @@ LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef
   bool strict_convergence = false;
 
   while (out.n_iter < max_iter) {
-    nearest_rows<T>(X, centers, row_squared_norms<T>(centers), out.labels);
-    totals.setZero();
-    totals(k * p + k) = cluster_sums<T>(X, out.labels, previous, sums, counts);
+    totals(k * p + k) = assign_and_sum<T>(X, centers, out.labels, previous, sums, counts);
     exec.allreduce(std::span<double>(totals.data(), static_cast<std::size_t>(totals.size())),
                    exec::reduce_op::sum);
     if ((counts.array() == 0).any()) {

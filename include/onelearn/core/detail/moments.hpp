@@ -6,11 +6,13 @@
 // Eigen's colwise() reductions walk a row-major matrix one strided column at a time, which
 // measured 2.6x (sums) and 11x (squared deviations) slower on 1M x 32 doubles than one pass over
 // the rows. Rows are summed in blocks, and the block sums added, so the rounding error grows
-// with (block + n / block) instead of n.
+// with (block + n / block) instead of n. The blocks run on threads (core/detail/parallel.hpp)
+// and their sums are added in block order, so the result does not depend on the thread count.
 
 #include <algorithm>
 #include <optional>
 
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 
 namespace onelearn::detail {
@@ -21,14 +23,15 @@ using RowAccumulator = Eigen::Array<double, 1, Eigen::Dynamic>;
 template <class Term>
 RowAccumulator sum_rows(index_t n_rows, index_t n_cols, Term&& term) {
   constexpr index_t block = 1024;
-  RowAccumulator total = RowAccumulator::Zero(n_cols);
-  RowAccumulator partial(n_cols);
-  for (index_t begin = 0; begin < n_rows; begin += block) {
-    partial.setZero();
-    const index_t end = std::min(n_rows, begin + block);
+  Eigen::Array<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> partials =
+      Eigen::Array<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>::Zero(
+          chunk_count(n_rows, block), n_cols);
+  for_each_chunk(n_rows, block, [&](index_t chunk, index_t begin, index_t end) {
+    auto partial = partials.row(chunk);
     for (index_t i = begin; i < end; ++i) partial += term(i);
-    total += partial;
-  }
+  });
+  RowAccumulator total = RowAccumulator::Zero(n_cols);
+  for (index_t chunk = 0; chunk < partials.rows(); ++chunk) total += partials.row(chunk);
   return total;
 }
 

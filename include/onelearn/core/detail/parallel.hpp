@@ -1,0 +1,51 @@
+#pragma once
+// The CPU threading seam: the kernels split their rows into chunks and run the chunks through
+// for_each_chunk, on OpenMP threads when the program is compiled with OpenMP (link
+// onelearn::openmp, or add -fopenmp) and one after the other otherwise. Algorithms never
+// mention threads; a Thrust backend replaces these loops, not the algorithms.
+//
+// Reproducibility: a chunk, never a thread, is the unit of any partial result. A reduction
+// keeps one partial per chunk and adds the partials in chunk order, and the chunk boundaries
+// depend only on the number of rows, so a fit gives the same bits on 1 thread or 16 (and with
+// or without OpenMP). fixed_chunks() bounds the number of chunks, and so the memory that
+// per-chunk partials take, independently of the thread count.
+//
+// Under MPI each rank runs its own threads: with several ranks per node, set OMP_NUM_THREADS
+// so that ranks x threads does not exceed the cores (the test suite runs its MPI tests with
+// one thread per rank).
+
+#include <algorithm>
+
+#include "onelearn/core/types.hpp"
+
+namespace onelearn::detail {
+
+/// Number of chunks of `grain` rows that cover n rows.
+[[nodiscard]] constexpr index_t chunk_count(index_t n, index_t grain) noexcept {
+  return n <= 0 ? 0 : (n + grain - 1) / grain;
+}
+
+/// A grain, a multiple of `block`, such that n rows make at most `max_chunks` chunks: for
+/// reductions whose per-chunk partials are large (k-means keeps a k x p sum per chunk).
+[[nodiscard]] constexpr index_t fixed_chunks(index_t n, index_t block,
+                                             index_t max_chunks) noexcept {
+  const index_t blocks = chunk_count(n, block);
+  return std::max<index_t>(1, chunk_count(blocks, max_chunks)) * block;
+}
+
+/// Calls body(chunk, begin, end) for every chunk [chunk * grain, min(n, (chunk + 1) * grain))
+/// of the rows [0, n), in parallel when OpenMP is on. `body` must not throw: an exception cannot
+/// leave an OpenMP region (the kernels run here validate nothing; their callers already have).
+template <class Body>
+void for_each_chunk(index_t n, index_t grain, Body&& body) {
+  const index_t chunks = chunk_count(n, grain);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (chunks > 1)
+#endif
+  for (index_t chunk = 0; chunk < chunks; ++chunk) {
+    const index_t begin = chunk * grain;
+    body(chunk, begin, std::min(n, begin + grain));
+  }
+}
+
+}  // namespace onelearn::detail
