@@ -1,6 +1,32 @@
 #pragma once
-// metrics::r2_score: the coefficient of determination, as scikit-learn's r2_score.
-// With a distributed policy each rank passes its own samples and all get the global score.
+/**
+ * \code
+ * #include <onelearn/metrics/r2_score.hpp>
+ *
+ * double r2 = onelearn::metrics::r2_score<double>(y_true, y_pred);
+ *
+ * // Collective: each rank passes its own samples, every rank gets the global score.
+ * double global = onelearn::metrics::r2_score<double>(my_true, my_pred, onelearn::exec::mpi{comm});
+ * \endcode
+ *
+ * metrics::r2_score: the coefficient of determination 1 - SS_res / SS_tot, as scikit-learn's
+ * r2_score (one output, no sample weights, force_finite=True).
+ *
+ * Method: two all-reduces in double, the count and sum (the mean) and then the two sums of
+ * squares about it (two passes: one-pass sums of squares cancel badly for a large mean).
+ *
+ * \par Parameters
+ * - `y_true`, `y_pred` (Vector<T>, same length), finite.
+ * - `exec` (default exec::local{}): with a distributed policy the sums are all-reduced (all ranks
+ *   must call it).
+ *
+ * \par Returns
+ * The score, as T: 1 for a perfect prediction; a constant y_true scores 1 when predicted exactly
+ * and 0 otherwise (scikit-learn's force_finite=True).
+ *
+ * Errors: shape_error when the lengths differ; invalid_argument for NaN/Inf and fewer than 2
+ * samples in all. Under exec::mpi every error is raised on every rank.
+ */
 
 #include <array>
 #include <span>
