@@ -1,0 +1,112 @@
+#pragma once
+// The matrix product of the networks' layers: C = A B + C for row-major (or transposed
+// row-major) operands, through Eigen's GEMM kernel (gebp) with packing buffers that persist.
+//
+// Why not `C.noalias() = A * B`: for each product Eigen allocates its packing buffers (hundreds
+// of KiB for the mlp benchmark's layers) and frees them afterwards; glibc returns such blocks to
+// the system and page-faults them back in at the next product. On the benchmark machine that
+// was a third of the training time. Here the same kernel runs with a thread-local workspace that
+// only grows, so steady-state training allocates nothing, and the bias (or the L2 term) is
+// written into C first so the GEMM adds onto it instead of a separate pass.
+//
+// This uses Eigen 3.4's internal GEMM entry point (general_matrix_matrix_product::run with a
+// level3_blocking), which is the seam where a BLAS (EIGEN_USE_BLAS) or a Thrust/CUDA backend
+// would plug in. When Eigen runs multi-threaded (OpenMP, Eigen::nbThreads() > 1) the product
+// goes through Eigen's own parallel path instead.
+
+#include <Eigen/Core>
+
+#include "onelearn/core/types.hpp"
+#include "onelearn/nn/tensor.hpp"
+
+namespace onelearn::nn::detail {
+
+/// A row-major matrix view, possibly to be used transposed.
+template <class T>
+struct GemmOperand {
+  const T* data;
+  index_t rows, cols;  ///< of the stored (row-major) matrix, before any transposition
+  bool transposed = false;
+
+  [[nodiscard]] index_t op_rows() const noexcept { return transposed ? cols : rows; }
+  [[nodiscard]] index_t op_cols() const noexcept { return transposed ? rows : cols; }
+};
+
+template <class T>
+GemmOperand<T> plain(const Eigen::Map<const Matrix<T>>& m) {
+  return {m.data(), m.rows(), m.cols(), false};
+}
+template <class T>
+GemmOperand<T> transposed(const Eigen::Map<const Matrix<T>>& m) {
+  return {m.data(), m.rows(), m.cols(), true};
+}
+
+template <class T>
+class GemmWorkspace : public Eigen::internal::level3_blocking<T, T> {
+ public:
+  /// Blocking sizes for a row-major (rows x cols) result of depth `depth`, with buffers.
+  void prepare(index_t rows, index_t cols, index_t depth) {
+    // Eigen computes a row-major product as the column-major product of the transposes, so
+    // its "m" is our cols and its "n" our rows (as gemm_blocking_space<RowMajor> does).
+    index_t kc = depth, mc = cols, nc = rows;
+    Eigen::internal::computeProductBlockingSizes<T, T, 1>(kc, mc, nc, index_t{1});
+    this->m_kc = kc;
+    this->m_mc = mc;
+    this->m_nc = nc;
+    const auto size_a = static_cast<std::size_t>(kc * mc);
+    const auto size_b = static_cast<std::size_t>(kc * nc);
+    if (a_.size() < size_a) a_.resize(size_a);
+    if (b_.size() < size_b) b_.resize(size_b);
+    this->m_blockA = a_.data();
+    this->m_blockB = b_.data();
+  }
+
+ private:
+  AlignedVector<T> a_, b_;
+};
+
+/// C += op(A) op(B), C row-major (rows x cols) with row stride c_stride.
+template <class T>
+void gemm_accumulate(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, index_t c_stride) {
+  const index_t rows = a.op_rows(), cols = b.op_cols(), depth = a.op_cols();
+  if (rows == 0 || cols == 0 || depth == 0) return;
+  if (Eigen::nbThreads() > 1) {
+    // Eigen's parallel GEMM (OpenMP) with its own buffers.
+    Eigen::Map<Matrix<T>, 0, Eigen::OuterStride<>> C(c, rows, cols, Eigen::OuterStride<>(c_stride));
+    const Eigen::Map<const Matrix<T>> A(a.data, a.rows, a.cols), B(b.data, b.rows, b.cols);
+    if (!a.transposed && !b.transposed) C.noalias() += A * B;
+    if (a.transposed && !b.transposed) C.noalias() += A.transpose() * B;
+    if (!a.transposed && b.transposed) C.noalias() += A * B.transpose();
+    if (a.transposed && b.transposed) C.noalias() += A.transpose() * B.transpose();
+    return;
+  }
+  thread_local GemmWorkspace<T> workspace;
+  workspace.prepare(rows, cols, depth);
+  using Eigen::ColMajor;
+  using Eigen::RowMajor;
+  // A transposed row-major matrix is a column-major one with the same pointer and stride.
+  const index_t a_stride = a.cols, b_stride = b.cols;
+  if (!a.transposed && !b.transposed) {
+    Eigen::internal::general_matrix_matrix_product<index_t, T, RowMajor, false, T, RowMajor, false,
+                                                   RowMajor, 1>::run(rows, cols, depth, a.data,
+                                                                     a_stride, b.data, b_stride, c,
+                                                                     1, c_stride, T(1), workspace);
+  } else if (a.transposed && !b.transposed) {
+    Eigen::internal::general_matrix_matrix_product<index_t, T, ColMajor, false, T, RowMajor, false,
+                                                   RowMajor, 1>::run(rows, cols, depth, a.data,
+                                                                     a_stride, b.data, b_stride, c,
+                                                                     1, c_stride, T(1), workspace);
+  } else if (!a.transposed && b.transposed) {
+    Eigen::internal::general_matrix_matrix_product<index_t, T, RowMajor, false, T, ColMajor, false,
+                                                   RowMajor, 1>::run(rows, cols, depth, a.data,
+                                                                     a_stride, b.data, b_stride, c,
+                                                                     1, c_stride, T(1), workspace);
+  } else {
+    Eigen::internal::general_matrix_matrix_product<index_t, T, ColMajor, false, T, ColMajor, false,
+                                                   RowMajor, 1>::run(rows, cols, depth, a.data,
+                                                                     a_stride, b.data, b_stride, c,
+                                                                     1, c_stride, T(1), workspace);
+  }
+}
+
+}  // namespace onelearn::nn::detail

@@ -1,0 +1,24 @@
+#pragma once
+/**
+ * \code
+ * #include <onelearn/nn/layers/input.hpp>
+ *
+ * onelearn::nn::Sequential<float> model{onelearn::nn::Input({64}), onelearn::nn::Dense(10)};
+ * model.summary();  // shapes and parameter counts are known before fit
+ * \endcode
+ *
+ * nn::Input: declares the per-sample input shape of a Sequential model (without the batch
+ * dimension), as Keras's Input(shape=...). It must come first and is not a layer of its own:
+ * it adds nothing to summary() (as in Keras). Without it the input shape is taken from the data
+ * at the first fit. Input data of another shape is then a shape_error.
+ */
+
+#include "onelearn/nn/tensor.hpp"
+
+namespace onelearn::nn {
+
+struct Input {
+  Shape shape{};
+};
+
+}  // namespace onelearn::nn

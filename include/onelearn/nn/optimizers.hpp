@@ -1,0 +1,412 @@
+#pragma once
+/**
+ * \code
+ * #include <onelearn/nn/optimizers.hpp>
+ *
+ * namespace nn = onelearn::nn;
+ * model.compile(nn::Adam{.learning_rate = 1e-3, .global_clipnorm = 1.0}, nn::MeanSquaredError{});
+ * model.compile(nn::SGD{.learning_rate = 0.1, .momentum = 0.9, .nesterov = true},
+ *               nn::SparseCategoricalCrossentropy{.from_logits = true});
+ * \endcode
+ *
+ * The optimizers. Names and defaults are Keras's; the update formulas are PyTorch's (the two
+ * differ only in where epsilon enters, noted below). t counts updates from 1, lr is the
+ * learning rate (a constant or a schedule of t - 1, nn/schedules.hpp), g the gradient, p the
+ * parameter; all state starts at 0 unless said otherwise.
+ * - SGD(learning_rate 0.01, momentum 0, nesterov false, weight_decay 0): g ← g + wd p;
+ *   with momentum b ← μ b + g and g ← g + μ b (Nesterov) or g ← b; p ← p - lr g. (Keras's
+ *   velocity form gives the same iterates for a constant rate.)
+ * - Adam(learning_rate 1e-3, beta_1 0.9, beta_2 0.999, epsilon 1e-7, weight_decay 0):
+ *   g ← g + wd p (L2, PyTorch's Adam); m ← β1 m + (1-β1) g; v ← β2 v + (1-β2) g²;
+ *   p ← p - lr (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + ε). Keras adds ε to sqrt(v) before the
+ *   bias correction, so the two differ in the scale of ε only.
+ * - AdamW(weight_decay 0.004, the rest as Adam): p ← p (1 - lr wd), then Adam without L2
+ *   (decoupled weight decay, Loshchilov and Hutter; PyTorch's and Keras's AdamW).
+ * - RMSprop(learning_rate 1e-3, rho 0.9, momentum 0, epsilon 1e-7, centered false):
+ *   v ← ρ v + (1-ρ) g²; centred: a ← ρ a + (1-ρ) g, d = sqrt(v - a²) + ε, else d = sqrt(v) + ε;
+ *   with momentum b ← μ b + g / d, p ← p - lr b, else p ← p - lr g / d. (Keras: g / sqrt(v + ε).)
+ * - Adagrad(learning_rate 1e-3, initial_accumulator_value 0.1, epsilon 1e-7):
+ *   s ← s + g² (s starts at initial_accumulator_value); p ← p - lr g / (sqrt(s) + ε).
+ *   (Keras: g / sqrt(s + ε).)
+ *
+ * global_clipnorm (every optimizer, default 0 = off): before the update, when the global norm
+ * N = sqrt(Σ over all buffers of |g|²) exceeds c, every gradient is scaled by c / N (Keras's
+ * global_clipnorm, tf.clip_by_global_norm; PyTorch's clip_grad_norm_). Keras's per-variable
+ * `clipnorm` is not provided: under this name a Keras user gets a compile error rather than a
+ * silently different clipping.
+ *
+ * State is kept per parameter buffer (Optimizer::build allocates it for the buffers
+ * Sequential collects from its layers), in T, and exposed by state() for checkpoints and for
+ * sharding it across ranks later.
+ *
+ * Errors: `invalid_argument` (at compile) for a learning rate < 0, betas, rho or momentum
+ * outside [0, 1), epsilon <= 0, weight_decay < 0, global_clipnorm < 0, or a bad schedule.
+ */
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onelearn/core/errors.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/nn/schedules.hpp"
+#include "onelearn/nn/tensor.hpp"
+
+namespace onelearn::nn {
+
+template <class T>
+class Optimizer {
+ public:
+  using value_type = T;
+
+  Optimizer(LearningRate learning_rate, double global_clipnorm)
+      : learning_rate_(std::move(learning_rate)), global_clipnorm_(global_clipnorm) {
+    check("global_clipnorm", global_clipnorm, global_clipnorm >= 0, ">= 0");
+    const double first = learning_rate_(0);  // also validates a schedule's own parameters
+    check("learning_rate", first, first >= 0, ">= 0");
+  }
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+  virtual ~Optimizer() = default;
+
+  [[nodiscard]] virtual std::string_view name() const = 0;
+
+  /// Allocates zeroed state for these parameter buffers and resets the step count.
+  void build(std::span<const std::span<T>> params) {
+    iterations_ = 0;
+    sizes_.clear();
+    for (const auto& p : params) sizes_.push_back(p.size());
+    build_state();
+  }
+
+  /// One update of every buffer from its gradient (clipped first when global_clipnorm is set;
+  /// the clipping scales the gradient buffers in place).
+  void step(std::span<const std::span<T>> params, std::span<const std::span<T>> grads) {
+    if (params.size() != sizes_.size()) {
+      throw invalid_argument(
+          std::string(name()) + ".step: expected " + std::to_string(sizes_.size()) +
+          " parameter buffers, as in build, found " + std::to_string(params.size()));
+    }
+    if (global_clipnorm_ > 0) {
+      double squares = 0;
+      for (const auto& g : grads) squares += as_array(g).template cast<double>().square().sum();
+      const double norm = std::sqrt(squares);
+      if (norm > global_clipnorm_) {
+        const T scale = static_cast<T>(global_clipnorm_ / norm);
+        for (const auto& g : grads) as_array(g) *= scale;
+      }
+    }
+    const double lr = learning_rate_(iterations_);
+    ++iterations_;
+    for (std::size_t i = 0; i < params.size(); ++i) update(i, params[i], grads[i], lr);
+  }
+
+  /// Updates done so far (t of the last update).
+  [[nodiscard]] std::int64_t iterations() const noexcept { return iterations_; }
+  /// The learning rate the next update will use.
+  [[nodiscard]] double learning_rate() const { return learning_rate_(iterations_); }
+
+  /// The state buffers (moments, accumulators), for checkpoints.
+  [[nodiscard]] std::vector<std::span<T>> state() {
+    std::vector<std::span<T>> out;
+    for (auto& s : state_) out.emplace_back(s);
+    return out;
+  }
+
+ protected:
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  static Eigen::Map<Array> as_array(std::span<T> s) {
+    return {s.data(), static_cast<index_t>(s.size())};
+  }
+
+  static void check(const char* what, double value, bool ok, const char* expected) {
+    if (ok) return;
+    throw invalid_argument(std::string("optimizer: expected ") + what + " " + expected +
+                           ", found " + std::to_string(value));
+  }
+
+  /// Called by build: allocate per-buffer state (`slots` buffers per parameter buffer).
+  virtual void build_state() = 0;
+  /// Updates buffer i (p) from its gradient (g) at step t = iterations().
+  virtual void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) = 0;
+
+  /// Slot `slot` of buffer i: state_[i * slots + slot].
+  void allocate_slots(int slots, T initial = T(0)) {
+    slots_ = slots;
+    state_.clear();
+    for (std::size_t size : sizes_) {
+      for (int s = 0; s < slots; ++s) state_.emplace_back(size, initial);
+    }
+  }
+  Eigen::Map<Array> slot(std::size_t i, int s) {
+    auto& v = state_[i * static_cast<std::size_t>(slots_) + static_cast<std::size_t>(s)];
+    return {v.data(), static_cast<index_t>(v.size())};
+  }
+
+ private:
+  LearningRate learning_rate_;
+  double global_clipnorm_;
+  std::int64_t iterations_ = 0;
+  std::vector<std::size_t> sizes_;
+  std::vector<AlignedVector<T>> state_;
+  int slots_ = 0;
+};
+
+template <class T>
+class SGDOptimizer;
+template <class T>
+class AdamOptimizer;
+template <class T>
+class RMSpropOptimizer;
+template <class T>
+class AdagradOptimizer;
+
+struct SGD {
+  LearningRate learning_rate = 0.01;
+  double momentum = 0;
+  bool nesterov = false;
+  double weight_decay = 0;
+  double global_clipnorm = 0;
+
+  template <class T>
+  [[nodiscard]] std::unique_ptr<Optimizer<T>> make() const {
+    return std::make_unique<SGDOptimizer<T>>(*this);
+  }
+};
+
+struct Adam {
+  LearningRate learning_rate = 1e-3;
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+  double weight_decay = 0;  ///< L2 added to the gradient (PyTorch's Adam weight_decay)
+  double global_clipnorm = 0;
+
+  template <class T>
+  [[nodiscard]] std::unique_ptr<Optimizer<T>> make() const {
+    return std::make_unique<AdamOptimizer<T>>(*this, false);
+  }
+};
+
+struct AdamW {
+  LearningRate learning_rate = 1e-3;
+  double weight_decay = 0.004;  ///< decoupled: p ← p (1 - lr wd)
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+  double global_clipnorm = 0;
+
+  template <class T>
+  [[nodiscard]] std::unique_ptr<Optimizer<T>> make() const {
+    return std::make_unique<AdamOptimizer<T>>(
+        Adam{learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm}, true);
+  }
+};
+
+struct RMSprop {
+  LearningRate learning_rate = 1e-3;
+  double rho = 0.9;
+  double momentum = 0;
+  double epsilon = 1e-7;
+  bool centered = false;
+  double global_clipnorm = 0;
+
+  template <class T>
+  [[nodiscard]] std::unique_ptr<Optimizer<T>> make() const {
+    return std::make_unique<RMSpropOptimizer<T>>(*this);
+  }
+};
+
+struct Adagrad {
+  LearningRate learning_rate = 1e-3;
+  double initial_accumulator_value = 0.1;
+  double epsilon = 1e-7;
+  double global_clipnorm = 0;
+
+  template <class T>
+  [[nodiscard]] std::unique_ptr<Optimizer<T>> make() const {
+    return std::make_unique<AdagradOptimizer<T>>(*this);
+  }
+};
+
+template <class S, class T>
+concept OptimizerSpec = requires(const S& spec) {
+  { spec.template make<T>() } -> std::convertible_to<std::unique_ptr<Optimizer<T>>>;
+};
+
+template <class T>
+class SGDOptimizer final : public Optimizer<T> {
+ public:
+  explicit SGDOptimizer(const SGD& spec)
+      : Optimizer<T>(spec.learning_rate, spec.global_clipnorm),
+        momentum_(static_cast<T>(spec.momentum)),
+        weight_decay_(static_cast<T>(spec.weight_decay)),
+        nesterov_(spec.nesterov) {
+    this->check("momentum", spec.momentum, spec.momentum >= 0 && spec.momentum < 1, "in [0, 1)");
+    this->check("weight_decay", spec.weight_decay, spec.weight_decay >= 0, ">= 0");
+  }
+  [[nodiscard]] std::string_view name() const override { return "SGD"; }
+
+ protected:
+  void build_state() override { this->allocate_slots(momentum_ > 0 ? 1 : 0); }
+  void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
+    auto P = this->as_array(p);
+    auto G = this->as_array(g);
+    const T rate = static_cast<T>(lr);
+    if (weight_decay_ > 0) G += weight_decay_ * P;
+    if (momentum_ == T(0)) {
+      P -= rate * G;
+      return;
+    }
+    auto B = this->slot(i, 0);
+    B = momentum_ * B + G;
+    if (nesterov_) {
+      P -= rate * (G + momentum_ * B);
+    } else {
+      P -= rate * B;
+    }
+  }
+
+ private:
+  T momentum_, weight_decay_;
+  bool nesterov_;
+};
+
+template <class T>
+class AdamOptimizer final : public Optimizer<T> {
+ public:
+  AdamOptimizer(const Adam& spec, bool decoupled)
+      : Optimizer<T>(spec.learning_rate, spec.global_clipnorm),
+        beta_1_(spec.beta_1),
+        beta_2_(spec.beta_2),
+        epsilon_(static_cast<T>(spec.epsilon)),
+        weight_decay_(spec.weight_decay),
+        decoupled_(decoupled) {
+    this->check("beta_1", spec.beta_1, spec.beta_1 >= 0 && spec.beta_1 < 1, "in [0, 1)");
+    this->check("beta_2", spec.beta_2, spec.beta_2 >= 0 && spec.beta_2 < 1, "in [0, 1)");
+    this->check("epsilon", spec.epsilon, spec.epsilon > 0, "> 0");
+    this->check("weight_decay", spec.weight_decay, spec.weight_decay >= 0, ">= 0");
+  }
+  [[nodiscard]] std::string_view name() const override { return decoupled_ ? "AdamW" : "Adam"; }
+
+ protected:
+  void build_state() override { this->allocate_slots(2); }
+  void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
+    auto P = this->as_array(p);
+    auto G = this->as_array(g);
+    auto M = this->slot(i, 0);
+    auto V = this->slot(i, 1);
+    const auto t = static_cast<double>(this->iterations());
+    if (weight_decay_ > 0) {
+      if (decoupled_) {
+        P *= static_cast<T>(1 - lr * weight_decay_);
+      } else {
+        G += static_cast<T>(weight_decay_) * P;
+      }
+    }
+    const T b1 = static_cast<T>(beta_1_);
+    const T b2 = static_cast<T>(beta_2_);
+    const T step_size = static_cast<T>(lr / (1 - std::pow(beta_1_, t)));
+    const T inv_sqrt_correction2 = static_cast<T>(1 / std::sqrt(1 - std::pow(beta_2_, t)));
+    // In blocks that stay in L1, so the three statements cost one pass over memory, not three.
+    constexpr index_t block = 2048;
+    for (index_t start = 0; start < P.size(); start += block) {
+      const index_t len = std::min(block, P.size() - start);
+      auto p_ = P.segment(start, len);
+      auto g_ = G.segment(start, len);
+      auto m_ = M.segment(start, len);
+      auto v_ = V.segment(start, len);
+      m_ = b1 * m_ + (T(1) - b1) * g_;
+      v_ = b2 * v_ + (T(1) - b2) * g_.square();
+      p_ -= step_size * m_ / (v_.sqrt() * inv_sqrt_correction2 + epsilon_);
+    }
+  }
+
+ private:
+  double beta_1_, beta_2_;
+  T epsilon_;
+  double weight_decay_;
+  bool decoupled_;
+};
+
+template <class T>
+class RMSpropOptimizer final : public Optimizer<T> {
+ public:
+  explicit RMSpropOptimizer(const RMSprop& spec)
+      : Optimizer<T>(spec.learning_rate, spec.global_clipnorm),
+        rho_(static_cast<T>(spec.rho)),
+        momentum_(static_cast<T>(spec.momentum)),
+        epsilon_(static_cast<T>(spec.epsilon)),
+        centered_(spec.centered) {
+    this->check("rho", spec.rho, spec.rho >= 0 && spec.rho < 1, "in [0, 1)");
+    this->check("momentum", spec.momentum, spec.momentum >= 0 && spec.momentum < 1, "in [0, 1)");
+    this->check("epsilon", spec.epsilon, spec.epsilon > 0, "> 0");
+  }
+  [[nodiscard]] std::string_view name() const override { return "RMSprop"; }
+
+ protected:
+  // Slots: 0 the mean square, 1 the momentum buffer, 2 the mean (centred).
+  void build_state() override { this->allocate_slots(3); }
+  void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
+    auto P = this->as_array(p);
+    auto G = this->as_array(g);
+    auto V = this->slot(i, 0);
+    const T rate = static_cast<T>(lr);
+    V = rho_ * V + (T(1) - rho_) * G.square();
+    auto step = [&](const auto& denominator) {
+      if (momentum_ > T(0)) {
+        auto B = this->slot(i, 1);
+        B = momentum_ * B + G / denominator;
+        P -= rate * B;
+      } else {
+        P -= rate * G / denominator;
+      }
+    };
+    if (centered_) {
+      auto A = this->slot(i, 2);
+      A = rho_ * A + (T(1) - rho_) * G;
+      step((V - A.square()).sqrt() + epsilon_);
+    } else {
+      step(V.sqrt() + epsilon_);
+    }
+  }
+
+ private:
+  T rho_, momentum_, epsilon_;
+  bool centered_;
+};
+
+template <class T>
+class AdagradOptimizer final : public Optimizer<T> {
+ public:
+  explicit AdagradOptimizer(const Adagrad& spec)
+      : Optimizer<T>(spec.learning_rate, spec.global_clipnorm),
+        initial_(static_cast<T>(spec.initial_accumulator_value)),
+        epsilon_(static_cast<T>(spec.epsilon)) {
+    this->check("initial_accumulator_value", spec.initial_accumulator_value,
+                spec.initial_accumulator_value >= 0, ">= 0");
+    this->check("epsilon", spec.epsilon, spec.epsilon > 0, "> 0");
+  }
+  [[nodiscard]] std::string_view name() const override { return "Adagrad"; }
+
+ protected:
+  void build_state() override { this->allocate_slots(1, initial_); }
+  void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
+    auto P = this->as_array(p);
+    auto G = this->as_array(g);
+    auto S = this->slot(i, 0);
+    S += G.square();
+    P -= static_cast<T>(lr) * G / (S.sqrt() + epsilon_);
+  }
+
+ private:
+  T initial_, epsilon_;
+};
+
+}  // namespace onelearn::nn

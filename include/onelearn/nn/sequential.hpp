@@ -1,0 +1,878 @@
+#pragma once
+/**
+ * \code
+ * #include <onelearn/nn/sequential.hpp>
+ *
+ * namespace nn = onelearn::nn;
+ * nn::Sequential<float> model{nn::Input({64}),
+ *                             nn::Dense(128, "relu"),
+ *                             nn::Dropout{0.1},
+ *                             nn::Dense(10)};
+ * model.compile(nn::Adam{.learning_rate = 1e-3},
+ *               nn::SparseCategoricalCrossentropy{.from_logits = true}, {"accuracy"});
+ * std::cout << model.summary();
+ * nn::History history = model.fit(X_train, y_train,             // y_train: labels 0..9
+ *                                 {.epochs = 30, .batch_size = 32, .seed = 7,
+ *                                  .validation_split = 0.1},
+ *                                 nn::EarlyStopping({.patience = 5, .restore_best_weights =
+ * true})); auto scores = model.evaluate(X_test, y_test);                 // {"loss": ...,
+ * "accuracy": ...} onelearn::Labels predicted = model.predict_classes(X_test);
+ * onelearn::Matrix<float> logits = model.predict(X_test);
+ * \endcode
+ *
+ * nn::Sequential: a stack of layers trained by mini-batch gradient descent, as Keras's
+ * Sequential (build, compile, fit, evaluate, predict, summary). See nn/layer.hpp for the design
+ * of the layer interface, the tensors between layers, and where data-parallel training hooks in.
+ *
+ * Method: fit draws each epoch's order from the seed (a permutation keyed by (seed, epoch), so
+ * epoch e's batches can be recomputed from the seed alone), gathers each batch's rows into one
+ * buffer, runs the layers forward, the loss (value and gradient in one pass), the layers backward
+ * (calling the gradient-ready hook after each) and one optimizer step. Buffers live in the layers
+ * and the model and only grow, so steady-state training allocates nothing. Without shuffling,
+ * batches are views of X itself. The last batch may be smaller. The epoch's loss and accuracy are
+ * the means over its batches of the values computed in each batch's forward pass (Keras's
+ * running means); the loss includes the layers' regularisation terms, as Keras's.
+ *
+ * \par FitOptions
+ * - `epochs` (default 1), `batch_size` (default 32), `shuffle` (default true).
+ * - `seed` (default 0): everything random in fit derives from it: the initial weights (drawn at
+ *   the first fit, unless the model was built already or a layer has its own seed), dropout
+ *   masks and the epochs' orders. Two fits of equal models with equal seeds give identical
+ *   weights (bit for bit, for a given build and number of Eigen threads: a multi-threaded GEMM
+ *   splits its sums differently).
+ * - `validation_split` (default 0): the last fraction of the rows (before shuffling, as Keras)
+ *   is held out; the epoch logs then also hold val_loss (and val_accuracy).
+ * - `verbose` (default 0): 1 or more prints one line per epoch to stdout (Keras's verbose=2).
+ *
+ * \par Targets
+ * y may be integer labels (any integer Eigen vector; SparseCategoricalCrossentropy takes labels
+ * 0..k-1 for k outputs; other losses see them as numbers) or real values: a vector for one
+ * output, or a matrix with one column per output value.
+ *
+ * \par Attributes
+ * - `summary()`: a Keras-like table (layer name and type, output shape, parameter count, and
+ *   the totals) as a string; needs the input shape (Input or a first fit).
+ * - `get_weights()` / `set_weights(w)`: one vector per parameter buffer, in layer order
+ *   (a Dense layer's kernel, row-major input x units, then its bias), as Keras's.
+ * - `layer(i)`, `size()`, `input_shape()`, `output_shape()`, `is_built()`, `is_compiled()`,
+ *   `optimizer()`.
+ *
+ * \par Differences from Keras
+ * - fit continues from the current weights (as Keras); the first fit builds the model with its
+ *   seed. compile again resets the optimizer state, keeping the weights.
+ * - predict returns the network's raw outputs (logits when the last layer has no activation);
+ *   predict_classes is the argmax (or a threshold for a single binary output), and predict_proba
+ *   applies the softmax/sigmoid the loss implies (n x k; n x 2 for one binary output).
+ * - Only the "accuracy" metric (sparse categorical or binary, according to the loss); no
+ *   validation_data, sample weights, class weights, or progress bar yet. verbose defaults to 0.
+ * - predict and evaluate use the model's buffers: a model is not safe to use from two threads
+ *   at once.
+ * - Data-parallel training (Exec = exec::mpi) is not implemented yet: fit static_asserts.
+ *
+ * Errors: `not_fitted_error` for fit/evaluate before compile and predict/summary before the
+ * model is built; `shape_error` for X whose width differs from the model's input, y of another
+ * length than X, real targets of the wrong width, and set_weights of the wrong sizes;
+ * `invalid_argument` for labels outside 0..k-1 of a k-output model, NaN/Inf in X or y, bad
+ * FitOptions, an unknown metric, Input after a layer, and layers added after the model was
+ * built; `nn::training_error` when the loss becomes NaN or infinite (naming epoch and batch).
+ */
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "onelearn/core/errors.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/core/validation.hpp"
+#include "onelearn/exec/local.hpp"
+#include "onelearn/nn/callbacks.hpp"
+#include "onelearn/nn/detail/random.hpp"
+#include "onelearn/nn/errors.hpp"
+#include "onelearn/nn/layer.hpp"
+#include "onelearn/nn/layers/activation.hpp"
+#include "onelearn/nn/layers/dense.hpp"
+#include "onelearn/nn/layers/dropout.hpp"
+#include "onelearn/nn/layers/flatten.hpp"
+#include "onelearn/nn/layers/input.hpp"
+#include "onelearn/nn/losses.hpp"
+#include "onelearn/nn/optimizers.hpp"
+#include "onelearn/nn/tensor.hpp"
+
+namespace onelearn::nn {
+
+struct FitOptions {
+  int epochs = 1;
+  index_t batch_size = 32;
+  bool shuffle = true;
+  std::uint64_t seed = 0;
+  double validation_split = 0;
+  int verbose = 0;
+};
+
+namespace detail {
+
+/// "LeakyReLU" -> "leaky_relu", "Dense" -> "dense": an underscore where a lower-case letter is
+/// followed by an upper-case one that starts a lower-case run.
+inline std::string snake_case(std::string_view name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool upper = c >= 'A' && c <= 'Z';
+    if (upper && i > 0 && name[i - 1] >= 'a' && name[i - 1] <= 'z' && i + 1 < name.size() &&
+        name[i + 1] >= 'a' && name[i + 1] <= 'z') {
+      out += '_';
+    }
+    out += upper ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return out;
+}
+
+/// "1,234,567".
+inline std::string thousands(index_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+inline std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+// Hook detection for the callback concept (see nn/callbacks.hpp).
+template <class C, class M>
+concept has_on_train_begin = requires(C& c, M& m) {
+  c.on_train_begin(m);
+};
+template <class C, class M>
+concept has_on_epoch_begin = requires(C& c, M& m) {
+  c.on_epoch_begin(m, 0);
+};
+template <class C, class M>
+concept has_on_batch_end = requires(C& c, M& m, const Logs& l) {
+  c.on_batch_end(m, 0, l);
+};
+template <class C, class M>
+concept has_on_epoch_end = requires(C& c, M& m, const Logs& l) {
+  c.on_epoch_end(m, 0, l);
+};
+template <class C, class M>
+concept has_on_train_end = requires(C& c, M& m, const Logs& l) {
+  c.on_train_end(m, l);
+};
+template <class C, class M>
+concept epoch_end_callable = std::invocable<C&, M&, int, const Logs&>;
+
+template <class C, class M>
+concept Callback = has_on_train_begin<C, M> || has_on_epoch_begin<C, M> || has_on_batch_end<C, M> ||
+    has_on_epoch_end<C, M> || has_on_train_end<C, M> || epoch_end_callable<C, M>;
+
+}  // namespace detail
+
+template <class T, class Exec = exec::local>
+class Sequential {
+  static_assert(std::is_floating_point_v<T>, "nn::Sequential<T>: T must be float or double");
+
+ public:
+  using value_type = T;
+
+  Sequential() = default;
+
+  /// Sequential{nn::Input({64}), nn::Dense(10), ...}: layer specs, nn::Input first if at all,
+  /// layer objects derived from Layer<T>, or std::unique_ptr<Layer<T>>.
+  template <class... L>
+  requires(sizeof...(L) > 0 && (!std::same_as<std::remove_cvref_t<L>, Sequential> && ...) &&
+           (!std::same_as<std::remove_cvref_t<L>, Exec> &&
+            ...)) explicit Sequential(L&&... layers) {
+    (add(std::forward<L>(layers)), ...);
+  }
+
+  /// The same with an execution policy first.
+  template <class... L>
+  explicit Sequential(Exec exec, L&&... layers) : exec_(std::move(exec)) {
+    (add(std::forward<L>(layers)), ...);
+  }
+
+  Sequential(const Sequential&) = delete;
+  Sequential& operator=(const Sequential&) = delete;
+  Sequential(Sequential&&) noexcept = default;
+  Sequential& operator=(Sequential&&) noexcept = default;
+  ~Sequential() = default;
+
+  Sequential& add(const Input& input) {
+    if (!layers_.empty() || input_shape_.rank() > 0) {
+      throw invalid_argument("Sequential.add: expected Input first and only once, found it after " +
+                             std::to_string(layers_.size()) + " layer(s)" +
+                             (input_shape_.rank() > 0 ? " and another Input" : ""));
+    }
+    if (input.shape.rank() == 0 || input.shape.size() < 1) {
+      throw invalid_argument(
+          "Sequential.add: expected an Input shape with at least one "
+          "dimension, all positive, found " +
+          input.shape.to_string());
+    }
+    input_shape_ = input.shape;
+    return *this;
+  }
+
+  template <class S>
+  requires LayerSpec<S, T> Sequential& add(const S& spec) { return add(spec.template make<T>()); }
+
+  template <class L>
+  requires std::derived_from<std::remove_cvref_t<L>, Layer<T>> &&
+      (!std::is_lvalue_reference_v<L>)Sequential& add(L&& layer) {
+    return add(std::unique_ptr<Layer<T>>(
+        std::make_unique<std::remove_cvref_t<L>>(std::forward<L>(layer))));
+  }
+
+  Sequential& add(std::unique_ptr<Layer<T>> layer) {
+    if (built_) {
+      throw invalid_argument(
+          "Sequential.add: expected to add layers before the model is built "
+          "(by the first fit or build), found a built model");
+    }
+    if (!layer) throw invalid_argument("Sequential.add: expected a layer, found a null pointer");
+    const std::string base = detail::snake_case(layer->class_name());
+    int& count = name_counts_[base];
+    layer->set_name(count == 0 ? base : base + "_" + std::to_string(count));
+    ++count;
+    layers_.push_back(std::move(layer));
+    return *this;
+  }
+
+  /// Builds the layers for this per-sample input shape and draws the initial weights from
+  /// `seed` (what the first fit does with its FitOptions::seed).
+  Sequential& build(const Shape& input_shape, std::uint64_t seed = 0) {
+    if (layers_.empty()) {
+      throw invalid_argument("Sequential.build: expected at least one layer, found none");
+    }
+    if (input_shape_.rank() > 0 && !(input_shape == input_shape_)) {
+      throw shape_error("Sequential.build: expected the Input shape " + input_shape_.to_string() +
+                        ", found " + input_shape.to_string());
+    }
+    const std::vector<Shape> shapes = layer_shapes(input_shape);
+    params_.clear();
+    grads_.clear();
+    needs_input_grad_.assign(layers_.size(), false);
+    bool trainable_below = false;
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      layers_[i]->build(i == 0 ? input_shape : shapes[i - 1], detail::derive_seed(seed, i));
+      needs_input_grad_[i] = trainable_below;
+      for (auto p : layers_[i]->parameters()) params_.push_back(p);
+      for (auto g : layers_[i]->gradients()) grads_.push_back(g);
+      if (!layers_[i]->parameters().empty()) trainable_below = true;
+    }
+    input_shape_ = input_shape;
+    output_shape_ = shapes.back();
+    built_ = true;
+    if (optimizer_) optimizer_->build(params_);
+    return *this;
+  }
+
+  template <class O, class L>
+  requires OptimizerSpec<O, T> && LossSpec<L, T> Sequential& compile(
+      const O& optimizer, const L& loss, std::vector<std::string> metrics = {}) {
+    return compile(optimizer.template make<T>(), loss.template make<T>(), std::move(metrics));
+  }
+
+  /// compile with an optimizer and a loss of one's own.
+  Sequential& compile(std::unique_ptr<Optimizer<T>> optimizer, std::unique_ptr<Loss<T>> loss,
+                      std::vector<std::string> metrics = {}) {
+    if (!optimizer || !loss) {
+      throw invalid_argument("Sequential.compile: expected an optimizer and a loss, found null");
+    }
+    bool accuracy = false;
+    for (const auto& m : metrics) {
+      if (m != "accuracy" && m != "acc") {
+        throw invalid_argument(
+            "Sequential.compile: expected metrics among {\"accuracy\"}, "
+            "found '" +
+            m + "'");
+      }
+      if (loss->accuracy_kind() == AccuracyKind::none) {
+        throw invalid_argument(
+            "Sequential.compile: expected a classification loss "
+            "(SparseCategoricalCrossentropy or BinaryCrossentropy) for the "
+            "accuracy metric, found " +
+            std::string(loss->name()));
+      }
+      accuracy = true;
+    }
+    optimizer_ = std::move(optimizer);
+    loss_ = std::move(loss);
+    accuracy_ = accuracy;
+    if (built_) optimizer_->build(params_);
+    return *this;
+  }
+
+  template <class Derived>
+  History fit(const MatrixRef<T>& X, const Eigen::MatrixBase<Derived>& y) {
+    return fit(X, y, FitOptions{});
+  }
+
+  template <class Derived, class... Callbacks>
+  History fit(const MatrixRef<T>& X, const Eigen::MatrixBase<Derived>& y, const FitOptions& options,
+              Callbacks&&... callbacks) {
+    static_assert(!Exec::is_distributed,
+                  "nn::Sequential: data-parallel training is not implemented yet (issue 5); "
+                  "use exec::local");
+    static_assert(
+        (detail::Callback<std::remove_reference_t<Callbacks>, Sequential> && ...),
+        "nn::Sequential::fit: every callback needs at least one of on_train_begin(model), "
+        "on_epoch_begin(model, epoch), on_batch_end(model, batch, logs), "
+        "on_epoch_end(model, epoch, logs), on_train_end(model, logs), or to be "
+        "callable as f(model, epoch, logs)");
+    constexpr std::string_view where = "Sequential.fit";
+    exec_.propagate_errors([&] {
+      check_compiled(where);
+      check_options(where, options);
+      validation::check_same_length(where, "y", X.rows(), y.rows());
+      if (X.rows() == 0) {
+        throw invalid_argument(std::string(where) + ": expected at least one sample, found 0");
+      }
+      validation::check_finite(where, "X", X);
+      if (!built_) {
+        const Shape in = input_shape_.rank() > 0 ? input_shape_ : Shape{X.cols()};
+        check_width(where, in, X.cols());
+        build(in, options.seed);
+      }
+      check_width(where, input_shape_, X.cols());
+    });
+    const TargetData targets = make_targets(where, y);
+
+    const index_t n = X.rows();
+    const auto n_train =
+        static_cast<index_t>(static_cast<double>(n) * (1.0 - options.validation_split));
+    if (n_train < 1 || (options.validation_split > 0 && n_train == n)) {
+      throw invalid_argument(std::string(where) +
+                             ": expected validation_split to leave at least "
+                             "one training and one validation row, found " +
+                             std::to_string(n_train) + " training rows of " + std::to_string(n));
+    }
+    const bool has_validation = n_train < n;
+
+    History history;
+    Logs epoch_logs, batch_logs;
+    stop_training_ = false;
+    std::vector<index_t> order(static_cast<std::size_t>(n_train));
+    for (index_t i = 0; i < n_train; ++i) order[static_cast<std::size_t>(i)] = i;
+    const index_t batch_size = options.batch_size;
+    const index_t n_batches = (n_train + batch_size - 1) / batch_size;
+
+    (call_train_begin(callbacks), ...);
+    for (int epoch = 0; epoch < options.epochs && !stop_training_; ++epoch) {
+      (call_epoch_begin(callbacks, epoch), ...);
+      if (options.shuffle) {
+        detail::permutation(
+            detail::derive_seed(options.seed ^ 0x5EEDULL, static_cast<std::uint64_t>(epoch)),
+            std::span<index_t>(order));
+      }
+      double loss_sum = 0;
+      double correct = 0;
+      index_t seen = 0;
+      for (index_t b = 0; b < n_batches; ++b) {
+        const index_t start = b * batch_size;
+        const index_t m = std::min(batch_size, n_train - start);
+        const TensorView<const T> xb =
+            gather(X, targets,
+                   std::span<const index_t>(order).subspan(static_cast<std::size_t>(start),
+                                                           static_cast<std::size_t>(m)),
+                   !options.shuffle);
+        const TensorView<const T> out = forward(xb, true);
+        loss_grad_.reshape(out.shape);
+        double loss = loss_->compute(out, batch_targets(targets, m), loss_grad_.view());
+        loss += regularization_loss();
+        if (!std::isfinite(loss)) {
+          throw training_error(std::string(where) + ": expected a finite loss, found " +
+                               std::to_string(loss) + " in epoch " + std::to_string(epoch + 1) +
+                               "/" + std::to_string(options.epochs) + ", batch " +
+                               std::to_string(b + 1) + "/" + std::to_string(n_batches) +
+                               " (the optimisation diverged: lower the learning rate, clip the "
+                               "gradients or scale the inputs)");
+        }
+        if (accuracy_) correct += count_correct(out, batch_targets(targets, m));
+        backward();
+        wait_for_gradients();
+        optimizer_->step(params_, grads_);
+        loss_sum += loss * static_cast<double>(m);
+        seen += m;
+        if constexpr ((detail::has_on_batch_end<std::remove_reference_t<Callbacks>, Sequential> ||
+                       ...)) {
+          batch_logs.set("loss", loss_sum / static_cast<double>(seen));
+          if (accuracy_) {
+            batch_logs.set("accuracy", correct / static_cast<double>(seen));
+          }
+          (call_batch_end(callbacks, static_cast<int>(b), batch_logs), ...);
+        }
+      }
+      epoch_logs.set("loss", loss_sum / static_cast<double>(seen));
+      if (accuracy_) {
+        epoch_logs.set("accuracy", correct / static_cast<double>(seen));
+      }
+      if (has_validation) {
+        const auto [val_loss, val_correct] = evaluate_rows(X, targets, n_train, n);
+        epoch_logs.set("val_loss", val_loss);
+        if (accuracy_) {
+          epoch_logs.set("val_accuracy", val_correct / static_cast<double>(n - n_train));
+        }
+      }
+      history.epoch.push_back(epoch);
+      for (const auto& [key, value] : epoch_logs) history.history[key].push_back(value);
+      if (options.verbose > 0) {
+        std::ostringstream line;
+        line << "Epoch " << epoch + 1 << "/" << options.epochs;
+        for (const auto& [key, value] : epoch_logs) line << " - " << key << ": " << value;
+        std::cout << line.str() << '\n' << std::flush;
+      }
+      (call_epoch_end(callbacks, epoch, epoch_logs), ...);
+    }
+    (call_train_end(callbacks, epoch_logs), ...);
+    return history;
+  }
+
+  /// The loss (and accuracy, when compiled with it) over X and y, in inference mode.
+  template <class Derived>
+  std::map<std::string, double> evaluate(const MatrixRef<T>& X,
+                                         const Eigen::MatrixBase<Derived>& y) {
+    constexpr std::string_view where = "Sequential.evaluate";
+    check_compiled(where);
+    check_predict_input(where, X);
+    validation::check_same_length(where, "y", X.rows(), y.rows());
+    if (X.rows() == 0) {
+      throw invalid_argument(std::string(where) + ": expected at least one sample, found 0");
+    }
+    const TargetData targets = make_targets(where, y);
+    const auto [loss, correct] = evaluate_rows(X, targets, 0, X.rows());
+    std::map<std::string, double> out{{"loss", loss}};
+    if (accuracy_) out["accuracy"] = correct / static_cast<double>(X.rows());
+    return out;
+  }
+
+  /// The network's outputs for X (n x output size), in inference mode (dropout off).
+  [[nodiscard]] Matrix<T> predict(const MatrixRef<T>& X, index_t batch_size = 256) const {
+    constexpr std::string_view where = "Sequential.predict";
+    check_predict_input(where, X);
+    if (batch_size < 1) {
+      throw invalid_argument(std::string(where) + ": expected batch_size >= 1, found " +
+                             std::to_string(batch_size));
+    }
+    Matrix<T> out(X.rows(), output_shape_.size());
+    auto& self = const_cast<Sequential&>(*this);  // buffers only; see "not safe from two threads"
+    for (index_t start = 0; start < X.rows(); start += batch_size) {
+      const index_t m = std::min(batch_size, X.rows() - start);
+      const TensorView<const T> xb = self.input_view(X, start, m);
+      const TensorView<const T> y = self.forward(xb, false);
+      out.middleRows(start, m) = y.matrix();
+    }
+    return out;
+  }
+
+  /// The most probable class of each row: the argmax of the outputs, or for a single output
+  /// with BinaryCrossentropy, 1 where the probability exceeds 0.5 (the logit exceeds 0).
+  [[nodiscard]] Labels predict_classes(const MatrixRef<T>& X) const {
+    const Matrix<T> out = predict(X);
+    Labels labels(out.rows());
+    const bool binary = out.cols() == 1;
+    const T threshold =
+        loss_ && loss_->accuracy_kind() == AccuracyKind::binary_logit ? T(0) : T(0.5);
+    for (index_t i = 0; i < out.rows(); ++i) {
+      if (binary) {
+        labels(i) = out(i, 0) > threshold ? 1 : 0;
+      } else {
+        index_t best = 0;
+        out.row(i).maxCoeff(&best);
+        labels(i) = best;
+      }
+    }
+    return labels;
+  }
+
+  /// Class probabilities, n x k: the softmax of the outputs for SparseCategoricalCrossentropy
+  /// from logits, the outputs themselves from probabilities; for one binary output, the
+  /// columns (1 - p, p).
+  [[nodiscard]] Matrix<T> predict_proba(const MatrixRef<T>& X) const {
+    constexpr std::string_view where = "Sequential.predict_proba";
+    if (!loss_ || loss_->accuracy_kind() == AccuracyKind::none) {
+      throw invalid_argument(std::string(where) +
+                             ": expected a model compiled with a "
+                             "classification loss, found " +
+                             (loss_ ? std::string(loss_->name()) : std::string("none")));
+    }
+    Matrix<T> out = predict(X);
+    switch (loss_->accuracy_kind()) {
+      case AccuracyKind::binary_logit:
+        out = (T(1) + (-out.array()).exp()).inverse().matrix();
+        break;
+      case AccuracyKind::sparse_categorical:
+        if (loss_->from_logits()) {
+          for (index_t i = 0; i < out.rows(); ++i) {
+            auto row = out.row(i).array();
+            row = (row - row.maxCoeff()).exp();
+            row /= row.sum();
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    if (out.cols() == 1) {
+      Matrix<T> two(out.rows(), 2);
+      two.col(0) = T(1) - out.col(0).array();
+      two.col(1) = out.col(0);
+      return two;
+    }
+    return out;
+  }
+
+  [[nodiscard]] std::string summary() const {
+    if (!built_ && input_shape_.rank() == 0) {
+      throw not_fitted_error(
+          "Sequential.summary: expected a model whose input shape is known "
+          "(give an Input layer, or fit or build it first), found neither");
+    }
+    const std::vector<Shape> shapes = layer_shapes(input_shape_);
+    constexpr std::size_t w1 = 29, w2 = 26, w3 = 10;  // Keras's 65 columns
+    const std::string rule(w1 + w2 + w3, '_');
+    const std::string thick(w1 + w2 + w3, '=');
+    std::ostringstream os;
+    os << "Model: \"sequential\"\n"
+       << rule << '\n'
+       << detail::pad(" Layer (type)", w1) << detail::pad("Output Shape", w2) << "Param #\n"
+       << thick << '\n';
+    index_t total = 0;
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      const Shape in = i == 0 ? input_shape_ : shapes[i - 1];
+      // Built: the layer's actual buffers (exact for custom layers too); else from the shape.
+      const index_t count = built_ ? layers_[i]->count_params() : layers_[i]->parameter_count(in);
+      total += count;
+      os << detail::pad(
+                " " + layers_[i]->name() + " (" + std::string(layers_[i]->class_name()) + ")", w1)
+         << detail::pad(shapes[i].to_string(true), w2) << count << '\n';
+    }
+    os << thick << '\n'
+       << "Total params: " << detail::thousands(total) << '\n'
+       << "Trainable params: " << detail::thousands(total) << '\n'
+       << "Non-trainable params: 0\n"
+       << rule << '\n';
+    return os.str();
+  }
+
+  /// A copy of every parameter buffer, in layer order.
+  [[nodiscard]] std::vector<std::vector<T>> get_weights() const {
+    std::vector<std::vector<T>> out;
+    for (const auto& p : params_) out.emplace_back(p.begin(), p.end());
+    return out;
+  }
+
+  void set_weights(const std::vector<std::vector<T>>& weights) {
+    if (weights.size() != params_.size()) {
+      throw shape_error("Sequential.set_weights: expected " + std::to_string(params_.size()) +
+                        " buffers (as get_weights), found " + std::to_string(weights.size()));
+    }
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      if (weights[i].size() != params_[i].size()) {
+        throw shape_error("Sequential.set_weights: expected buffer " + std::to_string(i) +
+                          " to have " + std::to_string(params_[i].size()) + " values, found " +
+                          std::to_string(weights[i].size()));
+      }
+    }
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      std::copy(weights[i].begin(), weights[i].end(), params_[i].begin());
+    }
+  }
+
+  /// Asks fit to stop after the current epoch (what a callback calls).
+  void stop_training() noexcept { stop_training_ = true; }
+
+  [[nodiscard]] std::size_t size() const noexcept { return layers_.size(); }
+  [[nodiscard]] Layer<T>& layer(std::size_t i) { return *layers_.at(i); }
+  [[nodiscard]] const Layer<T>& layer(std::size_t i) const { return *layers_.at(i); }
+  [[nodiscard]] const Shape& input_shape() const noexcept { return input_shape_; }
+  [[nodiscard]] const Shape& output_shape() const noexcept { return output_shape_; }
+  [[nodiscard]] bool is_built() const noexcept { return built_; }
+  [[nodiscard]] bool is_compiled() const noexcept { return optimizer_ != nullptr; }
+  [[nodiscard]] Optimizer<T>& optimizer() {
+    check_compiled("Sequential.optimizer");
+    return *optimizer_;
+  }
+  [[nodiscard]] index_t count_params() const {
+    index_t n = 0;
+    for (const auto& p : params_) n += static_cast<index_t>(p.size());
+    return n;
+  }
+  [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+
+ private:
+  /// fit's targets, converted once: labels, or real values (rows x per-sample output size).
+  struct TargetData {
+    Labels labels;
+    Matrix<T> values;
+    bool is_labels = false;
+  };
+
+  template <class Derived>
+  TargetData make_targets(std::string_view where, const Eigen::MatrixBase<Derived>& y) const {
+    using Y = typename Derived::Scalar;
+    TargetData out;
+    const index_t k = output_shape_.size();
+    exec_.propagate_errors([&] {
+      if constexpr (std::is_integral_v<Y>) {
+        if (y.cols() != 1) {
+          throw shape_error(std::string(where) +
+                            ": expected integer labels as one column, "
+                            "found " +
+                            std::to_string(y.cols()) + " columns");
+        }
+        out.labels = y.col(0).template cast<std::int64_t>();
+        if (loss_->takes_labels()) {
+          out.is_labels = true;
+          for (index_t i = 0; i < out.labels.size(); ++i) {
+            if (out.labels(i) < 0 || out.labels(i) >= k) {
+              throw invalid_argument(
+                  std::string(where) + ": expected labels in 0.." + std::to_string(k - 1) +
+                  " for the " + std::to_string(k) + " outputs of the last layer, found " +
+                  std::to_string(out.labels(i)) + " at row " + std::to_string(i));
+            }
+          }
+          return;
+        }
+        out.values = out.labels.template cast<T>();
+      } else {
+        static_assert(std::is_floating_point_v<Y>, "nn::Sequential: y must hold integers or reals");
+        if (loss_->takes_labels()) {
+          throw invalid_argument(std::string(where) + ": expected integer labels for " +
+                                 std::string(loss_->name()) + ", found real targets");
+        }
+        out.values = y.template cast<T>();
+        validation::check_finite(where, "y", out.values);
+      }
+      if (out.values.cols() != k) {
+        throw shape_error(std::string(where) + ": expected y with " + std::to_string(k) +
+                          " value(s) per row, the model's output shape " +
+                          output_shape_.to_string() + ", found " +
+                          std::to_string(out.values.cols()));
+      }
+    });
+    return out;
+  }
+
+  /// Targets of the current batch (gathered by `gather`).
+  Targets<T> batch_targets(const TargetData& data, index_t /*m*/) const {
+    if (data.is_labels) return {batch_labels_.data(), nullptr, 0};
+    return {nullptr, batch_values_.data(), data.values.cols()};
+  }
+
+  /// The batch of rows `rows` as the network's input, with its targets in the batch buffers.
+  /// When `contiguous` (no shuffle) the rows are consecutive and X is read in place.
+  TensorView<const T> gather(const MatrixRef<T>& X, const TargetData& targets,
+                             std::span<const index_t> rows, bool contiguous) {
+    const auto m = static_cast<index_t>(rows.size());
+    if (targets.is_labels) {
+      batch_labels_.resize(rows.size());
+      for (std::size_t r = 0; r < rows.size(); ++r) batch_labels_[r] = targets.labels(rows[r]);
+    } else {
+      batch_values_.reshape(Shape{m, targets.values.cols()});
+      auto V = batch_values_.matrix();
+      for (index_t r = 0; r < m; ++r)
+        V.row(r) = targets.values.row(rows[static_cast<std::size_t>(r)]);
+    }
+    if (contiguous) return input_view(X, rows.front(), m);
+    batch_x_.reshape(input_shape_.with_batch(m));
+    auto B = batch_x_.matrix();
+    for (index_t r = 0; r < m; ++r) B.row(r) = X.row(rows[static_cast<std::size_t>(r)]);
+    return batch_x_.view();
+  }
+
+  /// Rows [start, start + m) of X as the network's input: in place when X's rows are packed.
+  TensorView<const T> input_view(const MatrixRef<T>& X, index_t start, index_t m) {
+    if (X.outerStride() == X.cols()) {
+      return {X.data() + start * X.cols(), input_shape_.with_batch(m)};
+    }
+    batch_x_.reshape(input_shape_.with_batch(m));
+    batch_x_.matrix() = X.middleRows(start, m);
+    return batch_x_.view();
+  }
+
+  TensorView<const T> forward(TensorView<const T> x, bool training) {
+    for (auto& layer : layers_) x = layer->forward(x, training);
+    return x;
+  }
+
+  /// The backward pass from the loss gradient, calling the gradient-ready hook per layer.
+  void backward() {
+    TensorView<const T> g = loss_grad_.view();
+    for (std::size_t i = layers_.size(); i-- > 0;) {
+      g = layers_[i]->backward(g, needs_input_grad_[i]);
+      gradient_ready(i);
+    }
+  }
+
+  /// Layer i's gradients are final. Data-parallel training starts the non-blocking all-reduce
+  /// of the bucket holding them here, so communication overlaps the backward pass of the layers
+  /// below; exec::local has nothing to do.
+  void gradient_ready(std::size_t /*layer*/) {}
+
+  /// Waits for every bucket's all-reduce before the optimizer steps (nothing to wait for here).
+  void wait_for_gradients() {}
+
+  [[nodiscard]] double regularization_loss() const {
+    double total = 0;
+    for (const auto& layer : layers_) total += layer->regularization_loss();
+    return total;
+  }
+
+  /// The number of correct predictions in the batch (a row of several binary outputs counts
+  /// the share of them that are right, as Keras's binary_accuracy).
+  double count_correct(TensorView<const T> out, const Targets<T>& y) const {
+    const auto O = out.matrix();
+    double correct = 0;
+    switch (loss_->accuracy_kind()) {
+      case AccuracyKind::sparse_categorical:
+        for (index_t r = 0; r < O.rows(); ++r) {
+          index_t best = 0;
+          O.row(r).maxCoeff(&best);
+          correct += best == y.labels[r] ? 1 : 0;
+        }
+        break;
+      case AccuracyKind::binary_probability:
+      case AccuracyKind::binary_logit: {
+        // Keras's binary_accuracy: every entry thresholded; a row's share of correct entries.
+        const T threshold = loss_->accuracy_kind() == AccuracyKind::binary_logit ? T(0) : T(0.5);
+        index_t hits = 0;
+        for (index_t i = 0; i < out.size(); ++i) {
+          hits += ((out.data[i] > threshold) == (y.values[i] > T(0.5))) ? 1 : 0;
+        }
+        return static_cast<double>(hits) / static_cast<double>(O.cols());
+      }
+      case AccuracyKind::none:
+        break;
+    }
+    return correct;
+  }
+
+  /// Mean loss (with regularisation) and the number correct over rows [begin, end), inference.
+  std::pair<double, double> evaluate_rows(const MatrixRef<T>& X, const TargetData& targets,
+                                          index_t begin, index_t end) {
+    constexpr index_t batch = 256;
+    double loss_sum = 0;
+    double correct = 0;
+    eval_rows_.resize(static_cast<std::size_t>(batch));
+    for (index_t start = begin; start < end; start += batch) {
+      const index_t m = std::min(batch, end - start);
+      for (index_t r = 0; r < m; ++r) eval_rows_[static_cast<std::size_t>(r)] = start + r;
+      const TensorView<const T> xb =
+          gather(X, targets,
+                 std::span<const index_t>(eval_rows_).first(static_cast<std::size_t>(m)), true);
+      const TensorView<const T> out = forward(xb, false);
+      loss_sum += loss_->compute(out, batch_targets(targets, m), {}) * static_cast<double>(m);
+      if (accuracy_) correct += count_correct(out, batch_targets(targets, m));
+    }
+    return {loss_sum / static_cast<double>(end - begin) + regularization_loss(), correct};
+  }
+
+  /// Per-sample output shape of each layer for this input shape (shape_error if one refuses).
+  std::vector<Shape> layer_shapes(const Shape& input) const {
+    std::vector<Shape> shapes;
+    Shape current = input;
+    for (const auto& layer : layers_) {
+      current = layer->output_shape(current);
+      shapes.push_back(current);
+    }
+    return shapes;
+  }
+
+  void check_compiled(std::string_view where) const {
+    if (optimizer_ && loss_) return;
+    throw not_fitted_error(std::string(where) +
+                           ": expected a compiled model, found one that is "
+                           "not compiled; call compile(optimizer, loss) first");
+  }
+
+  static void check_width(std::string_view where, const Shape& input, index_t cols) {
+    if (input.size() == cols) return;
+    throw shape_error(std::string(where) + ": expected X with " + std::to_string(input.size()) +
+                      " features (the model's input shape " + input.to_string() + "), found " +
+                      std::to_string(cols));
+  }
+
+  void check_predict_input(std::string_view where, const MatrixRef<T>& X) const {
+    if (!built_) {
+      throw not_fitted_error(std::string(where) +
+                             ": expected a built model, found one that is "
+                             "not built yet; call fit (or build) first");
+    }
+    check_width(where, input_shape_, X.cols());
+    validation::check_finite(where, "X", X);
+  }
+
+  static void check_options(std::string_view where, const FitOptions& o) {
+    auto fail = [&](const std::string& what) {
+      throw invalid_argument(std::string(where) + ": expected " + what);
+    };
+    if (o.epochs < 0) fail("epochs >= 0, found " + std::to_string(o.epochs));
+    if (o.batch_size < 1) fail("batch_size >= 1, found " + std::to_string(o.batch_size));
+    if (!(o.validation_split >= 0 && o.validation_split < 1)) {
+      fail("validation_split in [0, 1), found " + std::to_string(o.validation_split));
+    }
+  }
+
+  // Callback dispatch (hooks are optional; see nn/callbacks.hpp).
+  template <class C>
+  void call_train_begin(C& c) {
+    if constexpr (detail::has_on_train_begin<C, Sequential>) c.on_train_begin(*this);
+  }
+  template <class C>
+  void call_epoch_begin(C& c, int epoch) {
+    if constexpr (detail::has_on_epoch_begin<C, Sequential>) c.on_epoch_begin(*this, epoch);
+  }
+  template <class C>
+  void call_batch_end(C& c, int batch, const Logs& logs) {
+    if constexpr (detail::has_on_batch_end<C, Sequential>) c.on_batch_end(*this, batch, logs);
+  }
+  template <class C>
+  void call_epoch_end(C& c, int epoch, const Logs& logs) {
+    if constexpr (detail::has_on_epoch_end<C, Sequential>) {
+      c.on_epoch_end(*this, epoch, logs);
+    } else if constexpr (detail::epoch_end_callable<C, Sequential>) {
+      c(*this, epoch, logs);
+    }
+  }
+  template <class C>
+  void call_train_end(C& c, const Logs& logs) {
+    if constexpr (detail::has_on_train_end<C, Sequential>) c.on_train_end(*this, logs);
+  }
+
+  Exec exec_{};
+  std::vector<std::unique_ptr<Layer<T>>> layers_;
+  std::map<std::string, int> name_counts_;
+  Shape input_shape_, output_shape_;
+  bool built_ = false;
+  std::vector<std::span<T>> params_, grads_;
+  std::vector<bool> needs_input_grad_;
+  std::unique_ptr<Optimizer<T>> optimizer_;
+  std::unique_ptr<Loss<T>> loss_;
+  bool accuracy_ = false;
+  bool stop_training_ = false;
+  // Batch buffers: they only grow, so steady-state training allocates nothing.
+  Tensor<T> batch_x_, batch_values_, loss_grad_;
+  std::vector<std::int64_t> batch_labels_;
+  std::vector<index_t> eval_rows_;
+};
+
+}  // namespace onelearn::nn
