@@ -1,0 +1,341 @@
+#pragma once
+/**
+ * \code
+ * #include <onelearn/tune/run.hpp>
+ * namespace tune = onelearn::tune;
+ *
+ * auto train = [&](const tune::Trial& trial, tune::Reporter& reporter) {
+ *   onelearn::linear_model::Ridge<double> model({.alpha = trial.get<double>("alpha")});
+ *   model.fit(X_train, y_train);
+ *   return model.score(X_val, y_val);  // R²: larger is better (Mode::max)
+ * };
+ * tune::Space space{{"alpha", tune::log_uniform{1e-4, 1e2}}};
+ *
+ * double alone = tune::run_once(train, {{"alpha", 1.0}});            // a single run
+ * tune::Results results = tune::run(train, space, {.n_trials = 20, .seed = 7});  // a search
+ * double best_alpha = std::get<double>(results.best().params[0].second);
+ *
+ * // The same search with its trials spread over MPI ranks (onelearn/tune/mpi.hpp): every rank
+ * // returns the same table.
+ * tune::Results spread = tune::run(train, space, {.n_trials = 20, .seed = 7},
+ *                                  onelearn::exec::mpi{comm});
+ * \endcode
+ *
+ * tune::run: a hyper-parameter search over one training function,
+ * `double train_fn(const tune::Trial&, tune::Reporter&)` (see trial.hpp), which builds a model
+ * from the trial's parameters, trains it, may report intermediate scores, and returns its
+ * score. The searcher (grid, random or TPE; searchers.hpp) proposes the trials; a scheduler
+ * (median rule or ASHA; schedulers.hpp) may stop poor ones early from their reports. A trial
+ * that throws is recorded as failed with its message and the search goes on; a stopped trial is
+ * recorded as stopped with its last reported score (results.hpp).
+ *
+ * Method: the search proceeds in batches of `batch_size` trials. Each batch's configurations are
+ * proposed from the history of all earlier batches; within a batch, trial i runs on trial group
+ * i mod (number of groups); at the end of the batch the rows are gathered (an all-gather of the
+ * rows, serialised exactly) so that every rank holds the same history, and the next batch is
+ * proposed identically on every rank. In one process there is one group; under an execution
+ * policy each rank is a group, or (exec::mpi with onelearn/tune/mpi.hpp and
+ * ranks_per_trial > 1) each sub-communicator of ranks_per_trial ranks. The scheduler decides
+ * from the history too, never from trials still running, so the table depends only on the
+ * options: with batch_size fixed, a search gives the same trials, scores and order on any
+ * number of ranks (the wall times aside). Grid and random searches without a scheduler do not
+ * depend on the history, so for them that holds whatever the batch size.
+ *
+ * \par Parameters (RunOptions)
+ * - `mode` (Mode, default max): whether a larger (max) or smaller (min) score is better.
+ * - `searcher` (Search, default random): grid, random or tpe.
+ * - `n_trials` (default 10, >= 1): number of trials of random and TPE searches; a grid search
+ *   runs every point of its grid and ignores it.
+ * - `seed` (std::uint64_t, default 0): the searcher's seed; trial i gets Trial::seed() = seed + i.
+ * - `tpe` (TPEOptions): TPE's settings.
+ * - `scheduler` (Scheduler, default none): MedianStoppingRule or ASHA.
+ * - `batch_size` (default 0): trials proposed from the same history; 0 means the number of
+ *   trial groups (1 in one process: each trial sees every earlier one). Set it to make a
+ *   model-based or scheduled search reproducible across numbers of ranks.
+ * - `ranks_per_trial` (default 1): ranks that train one trial together; > 1 only under
+ *   exec::mpi with onelearn/tune/mpi.hpp.
+ *
+ * \par Differences from Ray Tune
+ * - Synchronous batches instead of asynchronous trial scheduling: slower when trial times vary
+ *   a lot, but reproducible. Early stopping is signalled by an exception from
+ *   Reporter::report, not by the function polling.
+ *
+ * Errors: `invalid_argument` for an invalid space (empty, a bad distribution), a continuous
+ * parameter in a grid search, n_trials = 0, bad scheduler or TPE settings, ranks_per_trial != 1
+ * without sub-communicator support. Under an MPI policy these are raised on every rank. Errors
+ * inside train_fn (an unknown parameter name in trial.get, anything it throws) are not errors
+ * of run: they make that trial fail, with the message in the table.
+ */
+
+#include <algorithm>
+#include <any>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "onelearn/core/errors.hpp"
+#include "onelearn/exec/local.hpp"
+#include "onelearn/exec/policy.hpp"
+#include "onelearn/tune/results.hpp"
+#include "onelearn/tune/schedulers.hpp"
+#include "onelearn/tune/searchers.hpp"
+#include "onelearn/tune/space.hpp"
+#include "onelearn/tune/trial.hpp"
+
+namespace onelearn::exec {
+class mpi;  // declared only, to point users of exec::mpi at onelearn/tune/mpi.hpp
+}
+
+namespace onelearn::tune {
+
+struct RunOptions {
+  Mode mode = Mode::max;
+  Search searcher = Search::random;
+  std::size_t n_trials = 10;
+  std::uint64_t seed = 0;
+  TPEOptions tpe{};
+  Scheduler scheduler{};
+  std::size_t batch_size = 0;
+  int ranks_per_trial = 1;
+};
+
+namespace detail {
+
+using TrainFunction = std::function<double(const Trial&, Reporter&)>;
+
+/// A trial to run: its parameters and its seed.
+struct Config {
+  ParamList params;
+  std::uint64_t seed = 0;
+};
+
+/// The configurations of trials first_id, first_id + 1, ... (at most count), from the history.
+using Suggest = std::function<std::vector<Config>(std::size_t first_id, std::size_t count,
+                                                  const std::vector<TrialResult>& history)>;
+
+/// The processes that train one trial together, as seen from this process.
+struct Group {
+  std::size_t index = 0;  ///< which group this process belongs to
+  std::size_t count = 1;  ///< number of groups
+  bool leader = true;     ///< whether this process contributes the group's rows
+  std::any policy = exec::local{};  ///< what Trial::exec returns
+  Reporter::Agree agree;  ///< makes the group agree on a reported score (empty: alone)
+  std::shared_ptr<void> owner;  ///< releases the group's resources (a sub-communicator)
+};
+
+/// Each rank of `world` a group of one, training with exec::local.
+template <class Exec>
+Group rank_groups(const Exec& world) {
+  Group g;
+  g.index = static_cast<std::size_t>(world.rank());
+  g.count = static_cast<std::size_t>(world.size());
+  return g;
+}
+
+inline TrialResult run_trial(const TrainFunction& fn, std::size_t id, Config config,
+                             const Scheduler& scheduler, Mode mode,
+                             const std::vector<TrialResult>& history, const Group& group) {
+  TrialResult row;
+  row.trial_id = id;
+  row.params = config.params;
+  row.seed = config.seed;
+  const Trial trial(std::move(config.params), id, config.seed, group.policy);
+  Reporter reporter(
+      [&](const std::vector<Report>& reports) { return should_stop(scheduler, history, reports, mode); },
+      group.agree);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    row.score = fn(trial, reporter);
+    if (std::isnan(row.score)) {
+      row.status = Status::failed;
+      row.message = "the training function returned NaN";
+    }
+  } catch (const trial_stopped& stop) {
+    row.status = Status::stopped;
+    row.score = stop.score;
+  } catch (const std::exception& e) {
+    row.status = Status::failed;
+    row.score = std::numeric_limits<double>::quiet_NaN();
+    row.message = e.what();
+  } catch (...) {
+    row.status = Status::failed;
+    row.score = std::numeric_limits<double>::quiet_NaN();
+    row.message = "an exception not derived from std::exception";
+  }
+  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  row.reports = reporter.reports();
+  return row;
+}
+
+/// Every rank's rows of one batch, on every rank, in trial-id order.
+template <class Exec>
+std::vector<TrialResult> gather_rows(const Exec& world, const std::vector<TrialResult>& mine) {
+  if constexpr (!Exec::is_distributed) {
+    return mine;
+  } else {
+    Writer writer;
+    for (const TrialResult& r : mine) writer.row(r);
+    const std::vector<std::int64_t> words = writer.words();
+    // Each rank's chunk: [chunk length in words, number of rows, the rows' words...].
+    std::vector<std::int64_t> chunk{static_cast<std::int64_t>(words.size() + 2),
+                                    static_cast<std::int64_t>(mine.size())};
+    chunk.insert(chunk.end(), words.begin(), words.end());
+    const std::vector<std::int64_t> all =
+        world.allgatherv(std::span<const std::int64_t>(chunk.data(), chunk.size()));
+    std::vector<TrialResult> rows;
+    for (std::size_t pos = 0; pos + 2 <= all.size();) {
+      const auto length = static_cast<std::size_t>(all[pos]);
+      const auto n_rows = static_cast<std::size_t>(all[pos + 1]);
+      if (length < 2 || pos + length > all.size()) {
+        throw distributed_error("tune: expected well-formed rows from every rank, found a "
+                                "chunk of bad length");
+      }
+      Reader reader(std::span<const std::int64_t>(all.data() + pos + 2, length - 2));
+      for (std::size_t k = 0; k < n_rows; ++k) rows.push_back(reader.row());
+      pos += length;
+    }
+    std::sort(rows.begin(), rows.end(), [](const TrialResult& a, const TrialResult& b) {
+      return a.trial_id < b.trial_id;
+    });
+    return rows;
+  }
+}
+
+/// Runs `total` trials in batches (see run's Method) and returns every trial's row.
+template <class Exec>
+std::vector<TrialResult> execute(const TrainFunction& fn, std::size_t total, const Suggest& suggest,
+                                 const Scheduler& scheduler, Mode mode, std::size_t batch_size,
+                                 const Exec& world, const Group& group) {
+  const std::size_t batch = batch_size == 0 ? group.count : batch_size;
+  std::vector<TrialResult> history;
+  for (std::size_t next = 0; next < total;) {
+    std::vector<Config> configs = suggest(next, std::min(batch, total - next), history);
+    if (configs.empty()) break;
+    std::vector<TrialResult> mine;
+    for (std::size_t k = 0; k < configs.size(); ++k) {
+      const std::size_t id = next + k;
+      if (id % group.count != group.index) continue;
+      TrialResult row = run_trial(fn, id, std::move(configs[k]), scheduler, mode, history, group);
+      if (group.leader) mine.push_back(std::move(row));
+    }
+    std::vector<TrialResult> rows = gather_rows(world, mine);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      if (rows.size() != configs.size() || rows[k].trial_id != next + k) {
+        throw distributed_error("tune: expected one row for each trial of the batch from the "
+                                "ranks, found " + std::to_string(rows.size()) + " rows for " +
+                                std::to_string(configs.size()) + " trials");
+      }
+    }
+    history.insert(history.end(), std::make_move_iterator(rows.begin()),
+                   std::make_move_iterator(rows.end()));
+    next += configs.size();
+  }
+  return history;
+}
+
+/// The searcher `options` asks for, and how many trials it runs.
+inline std::pair<std::unique_ptr<Searcher>, std::size_t> make_searcher(const Space& space,
+                                                                       const RunOptions& options) {
+  switch (options.searcher) {
+    case Search::grid: {
+      auto grid = std::make_unique<GridSearcher>(space);
+      const auto size = static_cast<std::size_t>(grid->size());
+      return {std::move(grid), size};
+    }
+    case Search::tpe:
+      return {std::make_unique<TPESearcher>(space, options.seed, options.mode, options.tpe),
+              options.n_trials};
+    case Search::random: break;
+  }
+  return {std::make_unique<RandomSearcher>(space, options.seed), options.n_trials};
+}
+
+/// Checks `options` on every rank together and runs the search; `make_group` is called after
+/// the checks have passed everywhere (it may be collective).
+template <class Exec, class MakeGroup>
+Results run_search(const TrainFunction& fn, const Space& space, const RunOptions& options,
+                   const Exec& world, MakeGroup make_group, bool groups_supported) {
+  std::unique_ptr<Searcher> searcher;
+  std::size_t total = 0;
+  world.propagate_errors([&] {
+    if (options.searcher != Search::grid && options.n_trials == 0) {
+      throw invalid_argument("tune::run: n_trials: expected >= 1, found 0");
+    }
+    if (options.ranks_per_trial < 1 || options.ranks_per_trial > world.size() ||
+        (options.ranks_per_trial != 1 && !groups_supported)) {
+      throw invalid_argument(
+          "tune::run: ranks_per_trial: expected 1" +
+          std::string(groups_supported ? " to " + std::to_string(world.size()) + " (the ranks)"
+                                       : " (more needs exec::mpi and onelearn/tune/mpi.hpp)") +
+          ", found " + std::to_string(options.ranks_per_trial));
+    }
+    validate("tune::run", options.scheduler);
+    space.validate("tune::run");
+    std::tie(searcher, total) = make_searcher(space, options);
+  });
+  const Group group = make_group(options.ranks_per_trial);
+  const std::uint64_t seed = options.seed;
+  const Suggest suggest = [&](std::size_t first_id, std::size_t count,
+                              const std::vector<TrialResult>& history) {
+    std::vector<Config> configs;
+    for (ParamList& p : searcher->suggest(count, history)) {
+      configs.push_back({std::move(p), seed + first_id + configs.size()});
+    }
+    return configs;
+  };
+  return Results(execute(fn, total, suggest, options.scheduler, options.mode, options.batch_size,
+                         world, group),
+                 options.mode);
+}
+
+template <class TrainFn>
+void check_train_fn() {
+  static_assert(std::is_invocable_r_v<double, TrainFn&, const Trial&, Reporter&>,
+                "onelearn::tune: the training function must be callable as "
+                "double(const tune::Trial&, tune::Reporter&)");
+}
+
+}  // namespace detail
+
+/// A search whose trials are spread over the ranks of `exec` (each rank one trial at a time,
+/// training with exec::local). Every rank returns the same table.
+template <class TrainFn, exec::ExecutionPolicy Exec>
+Results run(TrainFn&& train_fn, const Space& space, const RunOptions& options, const Exec& exec) {
+  static_assert(!std::is_same_v<Exec, exec::mpi>,
+                "onelearn::tune::run with exec::mpi: include <onelearn/tune/mpi.hpp>");
+  detail::check_train_fn<TrainFn>();
+  return detail::run_search(
+      detail::TrainFunction(std::ref(train_fn)), space, options, exec,
+      [&](int) { return detail::rank_groups(exec); }, false);
+}
+
+/// A search in this process.
+template <class TrainFn>
+Results run(TrainFn&& train_fn, const Space& space, const RunOptions& options = {}) {
+  return run(std::forward<TrainFn>(train_fn), space, options, exec::local{});
+}
+
+/// One run of the training function with `params`, exactly as a search would call it (a
+/// Reporter that never stops it), training with `policy`: exec::local, or e.g.
+/// exec::mpi{comm} for one distributed training run over all of comm's ranks. Exceptions
+/// propagate.
+template <class TrainFn, class Policy = exec::local>
+double run_once(TrainFn&& train_fn, ParamList params, Policy policy = {}, std::uint64_t seed = 0) {
+  detail::check_train_fn<TrainFn>();
+  const Trial trial(std::move(params), 0, seed, std::move(policy));
+  Reporter reporter;
+  return std::forward<TrainFn>(train_fn)(trial, reporter);
+}
+
+}  // namespace onelearn::tune
