@@ -5,7 +5,7 @@
 //   mpirun -np 2 onelearn-bench --policy mpi scaler       the same, data-parallel (each rank a shard)
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
 //
-// Workloads implemented so far: kmeans, ridge, pca, scaler, gnb, allreduce. Others are reported
+// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, gnb, allreduce. Others are reported
 // as not implemented. Settings follow the anchor (shared/anchors/sklearn_bench.py) exactly.
 #include <algorithm>
 #include <array>
@@ -23,6 +23,7 @@
 #include <onelearn/exec/local.hpp>
 #include <onelearn/cluster/k_means.hpp>
 #include <onelearn/decomposition/pca.hpp>
+#include <onelearn/linear_model/logistic_regression.hpp>
 #include <onelearn/linear_model/ridge.hpp>
 #include <onelearn/naive_bayes/gaussian_nb.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
@@ -124,6 +125,21 @@ void bench_gnb(const std::string& dir, const Exec& exec, const char* policy) {
   print_line(exec, "gnb", policy, seconds, accuracy);
 }
 
+/// Multinomial LogisticRegression C=1, L-BFGS, 100 iterations (tol 1e-12, as the anchor, so both
+/// run all 100); quality: accuracy on the held-out Xt/yt.
+template <class Exec>
+void bench_logreg(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::ClassificationDataset<double> all(load<onelearn::Matrix<double>>(dir, "logreg", "X"),
+                                                    load<onelearn::Labels>(dir, "logreg", "y"));
+  const onelearn::ClassificationDataset<double> held_out(load<onelearn::Matrix<double>>(dir, "logreg", "Xt"),
+                                                         load<onelearn::Labels>(dir, "logreg", "yt"));
+  const auto shard = all.shard(exec);
+  const auto test = held_out.shard(exec);
+  onelearn::linear_model::LogisticRegression<double, Exec> model({.C = 1.0, .max_iter = 100, .tol = 1e-12}, exec);
+  const double seconds = best_seconds(exec, 3, [&] { model.fit(shard.features(), shard.targets()); });
+  print_line(exec, "logreg", policy, seconds, model.score(test.features(), test.targets()));
+}
+
 #ifdef ONELEARN_BENCH_WITH_MPI
 /// exec::mpi all-reduce of float sums, 1 KiB to 64 MiB; bus bandwidth as nccl-tests define it.
 /// Timed as shared/anchors/allreduce.c times MPI_Allreduce, so the two lines compare directly:
@@ -158,6 +174,8 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_scaler(dir, exec, policy);
     } else if (workload == "kmeans") {
       bench_kmeans(dir, exec, policy);
+    } else if (workload == "logreg") {
+      bench_logreg(dir, exec, policy);
     } else if (workload == "ridge") {
       bench_ridge(dir, exec, policy);
     } else if (workload == "pca") {

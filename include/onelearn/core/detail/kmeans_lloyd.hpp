@@ -43,13 +43,12 @@ struct LloydResult {
 /// labels differ from `previous`.
 ///
 /// Chunks of rows run on threads, each with its own partial sums; there are at most
-/// max_partials chunks whatever n is (bounding the k x p partials' memory), and the partials are
+/// max_partials (core/detail/parallel.hpp) chunks whatever n is (bounding the k x p partials' memory), and the partials are
 /// added in chunk order, so the result is the same on any number of threads.
 template <class T>
 double assign_and_sum(const MatrixRef<T>& X, const Matrix<T>& centers, Eigen::Ref<Labels> labels,
                       const Eigen::Ref<const Labels>& previous, Eigen::Ref<Matrix<double>> sums,
                       Eigen::Ref<Vector<double>> counts) {
-  constexpr index_t max_partials = 64;
   const index_t n = X.rows();
   const index_t p = X.cols();
   const index_t k = centers.rows();

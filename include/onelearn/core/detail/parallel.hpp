@@ -15,6 +15,8 @@
 // one thread per rank).
 
 #include <algorithm>
+#include <cstddef>
+#include <vector>
 
 #include "onelearn/core/types.hpp"
 
@@ -46,6 +48,26 @@ void for_each_chunk(index_t n, index_t grain, Body&& body) {
     const index_t begin = chunk * grain;
     body(chunk, begin, std::min(n, begin + grain));
   }
+}
+
+/// At most this many partial results per reduction: enough chunks to balance any thread count
+/// a node has, few enough that k x p (or p x p) partials stay small.
+inline constexpr index_t max_partials = 64;
+
+/// The sum over the rows [0, n) of per-row contributions, computed in parallel: the rows are cut
+/// into at most max_partials chunks (a multiple of `block` rows each), body(begin, end, partial)
+/// adds the contribution of rows [begin, end) into `partial` (a copy of `zero`), and the partials
+/// are added in chunk order. Partial needs copy and +=.
+template <class Partial, class Body>
+Partial sum_over_chunks(index_t n, index_t block, const Partial& zero, Body&& body) {
+  const index_t grain = fixed_chunks(n, block, max_partials);
+  std::vector<Partial> partials(static_cast<std::size_t>(chunk_count(n, grain)), zero);
+  for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
+    body(begin, end, partials[static_cast<std::size_t>(chunk)]);
+  });
+  Partial total = zero;
+  for (const Partial& partial : partials) total += partial;
+  return total;
 }
 
 }  // namespace onelearn::detail

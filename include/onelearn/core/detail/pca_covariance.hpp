@@ -1,6 +1,7 @@
 #pragma once
 // The kernels of PCA by the covariance matrix (tall data: many more rows than features):
-//   centered_gram        (X - mean)^T (X - mean), p x p, accumulated in double over row blocks;
+//   centered_gram        (X - mean)^T (X - mean), p x p, accumulated in double over row blocks
+//                        (chunks of blocks on threads, core/detail/parallel.hpp);
 //   symmetric_eigen_descending   eigenpairs of a symmetric matrix, largest first;
 //   max_abs_scores       per component, the entry of largest magnitude of (X - mean) v_j and
 //                        its sign: what scikit-learn's svd_flip looks at (in U = Xc V / s).
@@ -13,6 +14,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "onelearn/core/detail/distances.hpp"
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 
 namespace onelearn::detail {
@@ -21,13 +23,16 @@ namespace onelearn::detail {
 template <class T>
 Eigen::MatrixXd centered_gram(const MatrixRef<T>& X, const Vector<double>& mean) {
   const index_t p = X.cols();
-  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(p, p);
-  Matrix<double> block;
-  for (index_t begin = 0; begin < X.rows(); begin += block_rows) {
-    const index_t m = std::min(block_rows, X.rows() - begin);
-    block = X.middleRows(begin, m).template cast<double>().rowwise() - mean.transpose();
-    gram.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
-  }
+  const Eigen::MatrixXd gram = sum_over_chunks(
+      X.rows(), block_rows, Eigen::MatrixXd::Zero(p, p).eval(),
+      [&](index_t begin, index_t end, Eigen::MatrixXd& partial) {
+        Matrix<double> block;
+        for (index_t first = begin; first < end; first += block_rows) {
+          const index_t m = std::min(block_rows, end - first);
+          block = X.middleRows(first, m).template cast<double>().rowwise() - mean.transpose();
+          partial.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
+        }
+      });
   Eigen::MatrixXd full = gram.selfadjointView<Eigen::Lower>();
   return full;
 }

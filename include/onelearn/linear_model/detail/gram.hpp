@@ -21,6 +21,7 @@
 
 #include <Eigen/Core>
 
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
 
@@ -30,6 +31,13 @@ struct NormalEquations {
   Eigen::MatrixXd gram;  ///< p x p, both triangles filled
   Eigen::VectorXd xty;   ///< p
   double yty = 0;        ///< squared norm of the centred, weighted targets
+
+  NormalEquations& operator+=(const NormalEquations& other) {
+    gram += other.gram;
+    xty += other.xty;
+    yty += other.yty;
+    return *this;
+  }
 };
 
 /// This rank's share. `weight_scale` multiplies every weight (ElasticNet rescales the weights
@@ -41,29 +49,31 @@ NormalEquations local_normal_equations(const MatrixRef<T>& X, const VectorRef<T>
                                        double y_mean) {
   const index_t n = X.rows();
   const index_t p = X.cols();
-  NormalEquations out{Eigen::MatrixXd::Zero(p, p), Eigen::VectorXd::Zero(p), 0.0};
   // Blocks of rows of about 2 MB in double: large enough for a fast rank-k update, small
-  // enough that the double copy of X is never made whole.
+  // enough that the double copy of X is never made whole. Chunks of blocks run on threads.
   constexpr index_t budget = index_t{1} << 18;
   const index_t block =
       std::min(std::max<index_t>(budget / std::max<index_t>(p, 1), 64), std::max<index_t>(n, 1));
-  Matrix<double> A;
-  Vector<double> r;
-  for (index_t begin = 0; begin < n; begin += block) {
-    const index_t rows = std::min(block, n - begin);
-    A = X.middleRows(begin, rows).template cast<double>().rowwise() - x_mean.transpose();
-    r = y.segment(begin, rows).template cast<double>().array() - y_mean;
-    if (weights) {
-      const Vector<double> root =
-          (weights->segment(begin, rows).template cast<double>() * weight_scale).cwiseSqrt();
-      A.array().colwise() *= root.array();
-      r.array() *= root.array();
-    }
-    out.gram.selfadjointView<Eigen::Lower>().rankUpdate(A.transpose());
-    out.xty.noalias() += A.transpose() * r;
-    out.yty += r.squaredNorm();
-  }
-  return out;
+  const NormalEquations zero{Eigen::MatrixXd::Zero(p, p), Eigen::VectorXd::Zero(p), 0.0};
+  return onelearn::detail::sum_over_chunks(
+      n, block, zero, [&](index_t chunk_begin, index_t chunk_end, NormalEquations& out) {
+        Matrix<double> A;
+        Vector<double> r;
+        for (index_t begin = chunk_begin; begin < chunk_end; begin += block) {
+          const index_t rows = std::min(block, chunk_end - begin);
+          A = X.middleRows(begin, rows).template cast<double>().rowwise() - x_mean.transpose();
+          r = y.segment(begin, rows).template cast<double>().array() - y_mean;
+          if (weights) {
+            const Vector<double> root =
+                (weights->segment(begin, rows).template cast<double>() * weight_scale).cwiseSqrt();
+            A.array().colwise() *= root.array();
+            r.array() *= root.array();
+          }
+          out.gram.selfadjointView<Eigen::Lower>().rankUpdate(A.transpose());
+          out.xty.noalias() += A.transpose() * r;
+          out.yty += r.squaredNorm();
+        }
+      });
 }
 
 /// The normal equations over every rank's rows: one all-reduce of p(p+1)/2 + p + 1 doubles

@@ -9,7 +9,7 @@
 // (scikit-learn's HalfBinomialLoss and HalfMultinomialLoss summed by LinearModelLoss), with its
 // gradient. The penalty is not added here: under a distributed policy these sums are
 // all-reduced first and the penalty, which every rank knows, is added once afterwards.
-// These products are the kernels a Thrust backend would replace.
+// These products are the kernels a Thrust backend would replace; blocks of rows run on threads.
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +18,7 @@
 
 #include <Eigen/Core>
 
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 
 namespace onelearn::linear_model::detail {
@@ -34,42 +35,71 @@ inline double expit(double z) {
   return e / (1.0 + e);
 }
 
+/// The data term and its gradient on rows [begin, end) of X, added to `loss` and `grad`.
+inline void add_logistic_loss_gradient(const MatrixRef<double>& X, index_t begin, index_t end,
+                                       const std::vector<index_t>& class_of,
+                                       const Vector<double>& weights, bool binary,
+                                       bool fit_intercept, const MatrixRef<double>& params,
+                                       double& loss, Matrix<double>& grad) {
+  const index_t p = X.cols();
+  const auto rows = X.middleRows(begin, end - begin);
+  Matrix<double> z = rows * params.leftCols(p).transpose();  // rows x k
+  if (fit_intercept) z.rowwise() += params.col(p).transpose();
+  // z becomes the per-row derivative of the loss with respect to z, times w_i.
+  for (index_t r = 0; r < z.rows(); ++r) {
+    const index_t i = begin + r;
+    const double w = weights.size() == 0 ? 1.0 : weights(i);
+    const index_t y = class_of[static_cast<std::size_t>(i)];
+    if (binary) {
+      const double zi = z(r, 0);
+      const double t = y == 1 ? 1.0 : 0.0;
+      loss += w * (log1pexp(zi) - t * zi);
+      z(r, 0) = w * (expit(zi) - t);
+    } else {
+      const double top = z.row(r).maxCoeff();
+      const double lse = top + std::log((z.row(r).array() - top).exp().sum());
+      loss += w * (lse - z(r, y));
+      z.row(r) = w * (z.row(r).array() - lse).exp();
+      z(r, y) -= w;
+    }
+  }
+  grad.leftCols(p).noalias() += z.transpose() * rows;
+  if (fit_intercept) grad.col(p) += z.colwise().sum().transpose();
+}
+
 /// The data term and its gradient on the rows of X.
 /// - `class_of[i]`: index of row i's class in classes() (0 or 1 in the binary case);
 /// - `weights`: one per row, or empty for unit weights;
 /// - `params`: rows x (p + fit_intercept), row c = [coef_c, intercept_c];
 /// - `grad`: same shape, overwritten.
-/// Returns the weighted sum of the per-row losses.
+/// Returns the weighted sum of the per-row losses. Chunks of rows run on threads
+/// (core/detail/parallel.hpp); the result does not depend on the number of threads.
 inline double logistic_loss_gradient(const MatrixRef<double>& X,
                                      const std::vector<index_t>& class_of,
                                      const Vector<double>& weights, bool binary, bool fit_intercept,
                                      const MatrixRef<double>& params,
                                      Eigen::Ref<Matrix<double>> grad) {
-  const index_t n = X.rows();
-  const index_t p = X.cols();
-  Matrix<double> z = X * params.leftCols(p).transpose();  // n x k
-  if (fit_intercept) z.rowwise() += params.col(p).transpose();
-  double loss = 0;
-  // z becomes the per-row derivative of the loss with respect to z, times w_i.
-  for (index_t i = 0; i < n; ++i) {
-    const double w = weights.size() == 0 ? 1.0 : weights(i);
-    const index_t y = class_of[static_cast<std::size_t>(i)];
-    if (binary) {
-      const double zi = z(i, 0);
-      const double t = y == 1 ? 1.0 : 0.0;
-      loss += w * (log1pexp(zi) - t * zi);
-      z(i, 0) = w * (expit(zi) - t);
-    } else {
-      const double top = z.row(i).maxCoeff();
-      const double lse = top + std::log((z.row(i).array() - top).exp().sum());
-      loss += w * (lse - z(i, y));
-      z.row(i) = w * (z.row(i).array() - lse).exp();
-      z(i, y) -= w;
+  struct Partial {
+    double loss = 0;
+    Matrix<double> grad;
+    Partial& operator+=(const Partial& other) {
+      loss += other.loss;
+      grad += other.grad;
+      return *this;
     }
-  }
-  grad.leftCols(p).noalias() = z.transpose() * X;
-  if (fit_intercept) grad.col(p) = z.colwise().sum().transpose();
-  return loss;
+  };
+  // Blocks of 256 rows keep the block's scores (256 x k) in cache.
+  constexpr index_t block = 256;
+  const Partial zero{0.0, Matrix<double>::Zero(params.rows(), params.cols())};
+  const Partial total = onelearn::detail::sum_over_chunks(
+      X.rows(), block, zero, [&](index_t chunk_begin, index_t chunk_end, Partial& out) {
+        for (index_t begin = chunk_begin; begin < chunk_end; begin += block) {
+          add_logistic_loss_gradient(X, begin, std::min(chunk_end, begin + block), class_of,
+                                     weights, binary, fit_intercept, params, out.loss, out.grad);
+        }
+      });
+  grad = total.grad;
+  return total.loss;
 }
 
 }  // namespace onelearn::linear_model::detail
