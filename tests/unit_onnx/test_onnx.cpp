@@ -1,0 +1,484 @@
+// The ONNX executor (onelearn/onnx/graph.hpp) on small graphs built here with the protobuf API:
+// values derived by hand or printed by scikit-learn 1.2.1, and each typed error. The conformance
+// over ONNX's own backend test data is the CTest test onnx_conformance (tests/cmake/
+// onnx_tests.cmake); these tests pin what that data does not reach (ONNX-ML operators, error
+// messages, opset-dependent attributes in both forms).
+#include <doctest/doctest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "onelearn/onnx/errors.hpp"
+#include "onelearn/onnx/graph.hpp"
+#include "onelearn/onnx/load.hpp"
+#include "onelearn/onnx/tensor.hpp"
+
+namespace ox = onelearn::onnx;
+using ox::Shape;
+using ox::Tensor;
+
+namespace {
+
+/// Builds a ModelProto node by node.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(std::int64_t opset = 13, std::int64_t ml_opset = 0) {
+    model_.set_ir_version(8);
+    auto* imp = model_.add_opset_import();
+    imp->set_domain("");
+    imp->set_version(opset);
+    if (ml_opset > 0) {
+      auto* ml = model_.add_opset_import();
+      ml->set_domain("ai.onnx.ml");
+      ml->set_version(ml_opset);
+    }
+  }
+  ::onnx::NodeProto& node(const std::string& op, std::initializer_list<std::string> inputs,
+                          std::initializer_list<std::string> outputs, const std::string& name = "",
+                          const std::string& domain = "") {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    n->set_domain(domain);
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    return *n;
+  }
+  /// dims: -1 is the symbolic dimension "N".
+  void input(const std::string& name, std::vector<std::int64_t> dims,
+             int elem = ::onnx::TensorProto::FLOAT) {
+    value(model_.mutable_graph()->add_input(), name, dims, elem);
+  }
+  void output(const std::string& name, int elem = ::onnx::TensorProto::FLOAT) {
+    auto* v = model_.mutable_graph()->add_output();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  }
+  void initializer(const std::string& name, const Tensor& t) {
+    *model_.mutable_graph()->add_initializer() = ox::tensor_to_proto(t, name);
+  }
+  [[nodiscard]] ox::Graph graph() const { return ox::Graph(model_); }
+  [[nodiscard]] const ::onnx::ModelProto& proto() const { return model_; }
+
+ private:
+  static void value(::onnx::ValueInfoProto* v, const std::string& name,
+                    const std::vector<std::int64_t>& dims, int elem) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    auto* shape = tt->mutable_shape();
+    for (const std::int64_t d : dims) {
+      auto* dim = shape->add_dim();
+      if (d < 0) dim->set_dim_param("N");
+      else dim->set_dim_value(d);
+    }
+  }
+
+  ::onnx::ModelProto model_;
+};
+
+void set_int(::onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void set_float(::onnx::NodeProto& n, const std::string& name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+void set_ints(::onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (const auto x : v) a->add_ints(x);
+}
+void set_floats(::onnx::NodeProto& n, const std::string& name, std::vector<double> v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOATS);
+  for (const auto x : v) a->add_floats(static_cast<float>(x));
+}
+void set_string(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+Tensor f32(Shape shape, std::vector<float> v) { return Tensor(std::move(shape), std::move(v)); }
+Tensor i64(Shape shape, std::vector<std::int64_t> v) { return Tensor(std::move(shape), std::move(v)); }
+
+void check_values(const Tensor& t, const Shape& shape, const std::vector<double>& expected,
+                  double tolerance = 1e-6) {
+  REQUIRE(t.shape() == shape);
+  const std::vector<double> v = t.to_vector<double>();
+  REQUIRE(v.size() == expected.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    CAPTURE(i);
+    CHECK(v[i] == doctest::Approx(expected[i]).epsilon(tolerance));
+  }
+}
+
+/// The message of the exception E that f throws.
+template <class E, class F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL("expected an exception");
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("Tensor: shape and values must agree; reshape keeps the element count") {
+  CHECK_THROWS_AS(f32({2, 3}, {1, 2, 3}), onelearn::shape_error);
+  const Tensor t = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  CHECK(t.dtype() == ox::DataType::float32);
+  CHECK(t.reshaped({3, 2}).shape() == Shape{3, 2});
+  CHECK_THROWS_AS((void)t.reshaped({4, 2}), onelearn::shape_error);
+  CHECK_THROWS_AS((void)t.data<double>(), onelearn::invalid_argument);
+  CHECK(ox::shape_string({5}) == "(5,)");
+}
+
+TEST_CASE("A two-layer MLP (Gemm, Relu, Gemm, Softmax) by hand") {
+  // h = relu(x W1' + b1), W1 = [[1, -1], [2, 1]], b1 = [0, -1]; y = softmax(h W2 + b2),
+  // W2 = [[1, 0], [0, 1]] (not transposed), b2 = [0, 0].
+  // x = [1, 2]: x W1' = [1 - 2, 2 + 2] = [-1, 4] -> + b1 = [-1, 3] -> relu [0, 3]
+  // softmax([0, 3]) = [1, e^3] / (1 + e^3).
+  ModelBuilder b;
+  b.input("x", {-1, 2});
+  b.initializer("W1", f32({2, 2}, {1, -1, 2, 1}));
+  b.initializer("b1", f32({2}, {0, -1}));
+  b.initializer("W2", f32({2, 2}, {1, 0, 0, 1}));
+  b.initializer("b2", f32({2}, {0, 0}));
+  set_int(b.node("Gemm", {"x", "W1", "b1"}, {"z1"}, "fc1"), "transB", 1);
+  b.node("Relu", {"z1"}, {"h"});
+  b.node("Gemm", {"h", "W2", "b2"}, {"z2"}, "fc2");
+  b.node("Softmax", {"z2"}, {"y"});
+  b.output("y");
+  const ox::Graph g = b.graph();
+  REQUIRE(g.inputs().size() == 1);
+  CHECK(g.inputs()[0].describe() == "float32 (N, 2)");
+  const auto y = g.run({f32({2, 2}, {1, 2, 0, 0})});
+  const double e3 = std::exp(3.0);
+  // Second row: x = 0 -> z1 = b1 = [0, -1] -> relu [0, 0] -> softmax [0.5, 0.5].
+  check_values(y[0], {2, 2}, {1 / (1 + e3), e3 / (1 + e3), 0.5, 0.5});
+}
+
+TEST_CASE("Any DAG: nodes listed out of order, two inputs, two outputs, broadcasting") {
+  // s = a + b (b of shape (3,) broadcast over (2, 3)); p = s * a; d = p - s; outputs d and s.
+  ModelBuilder b;
+  b.input("a", {2, 3});
+  b.input("b", {3});
+  b.node("Sub", {"p", "s"}, {"d"}, "last");
+  b.node("Mul", {"s", "a"}, {"p"});
+  b.node("Add", {"a", "b"}, {"s"}, "first");
+  b.output("d");
+  b.output("s");
+  const ox::Graph g = b.graph();
+  const auto out = g.run({f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3}, {10, 20, 30})});
+  // s = [[11, 22, 33], [14, 25, 36]]; p = [[11, 44, 99], [56, 125, 216]]; d = p - s.
+  check_values(out[1], {2, 3}, {11, 22, 33, 14, 25, 36});
+  check_values(out[0], {2, 3}, {0, 22, 66, 42, 100, 180});
+  // The same by name.
+  const auto named = g.run_named(std::map<std::string, Tensor>{
+      {"a", f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {"b", f32({3}, {10, 20, 30})}});
+  check_values(named.at("d"), {2, 3}, {0, 22, 66, 42, 100, 180});
+}
+
+TEST_CASE("Opset differences: Squeeze/Unsqueeze axes, Clip bounds, Softmax axis") {
+  SUBCASE("Squeeze axes as attribute (opset 11) and as input (opset 13)") {
+    ModelBuilder old_style(11);
+    old_style.input("x", {1, 3, 1});
+    set_ints(old_style.node("Squeeze", {"x"}, {"y"}), "axes", {0});
+    old_style.output("y");
+    CHECK(old_style.graph().run({f32({1, 3, 1}, {1, 2, 3})})[0].shape() == Shape{3, 1});
+
+    ModelBuilder new_style(13);
+    new_style.input("x", {1, 3, 1});
+    new_style.initializer("axes", i64({1}, {-1}));
+    new_style.node("Squeeze", {"x", "axes"}, {"y"});
+    new_style.node("Unsqueeze", {"y", "axes"}, {"z"});
+    new_style.output("z");
+    CHECK(new_style.graph().run({f32({1, 3, 1}, {1, 2, 3})})[0].shape() == Shape{1, 3, 1});
+  }
+  SUBCASE("Clip bounds as attributes (opset 6) and as inputs (opset 13)") {
+    ModelBuilder old_style(6);
+    old_style.input("x", {4});
+    auto& n = old_style.node("Clip", {"x"}, {"y"});
+    set_float(n, "min", -1.f);
+    set_float(n, "max", 2.f);
+    old_style.output("y");
+    check_values(old_style.graph().run({f32({4}, {-3, 0, 1.5f, 7})})[0], {4}, {-1, 0, 1.5, 2});
+
+    ModelBuilder new_style(13);
+    new_style.input("x", {4});
+    new_style.initializer("hi", f32({}, {2}));
+    new_style.node("Clip", {"x", "", "hi"}, {"y"});  // no lower bound
+    new_style.output("y");
+    check_values(new_style.graph().run({f32({4}, {-3, 0, 1.5f, 7})})[0], {4}, {-3, 0, 1.5, 2});
+  }
+  SUBCASE("Softmax axis=1 on (1, 2, 2): rows of 4 before opset 13, along axis 1 from 13") {
+    const Tensor x = f32({1, 2, 2}, {0, 0, 0, std::log(3.f)});
+    for (const std::int64_t opset : {11, 13}) {
+      CAPTURE(opset);
+      ModelBuilder b(opset);
+      b.input("x", {1, 2, 2});
+      set_int(b.node("Softmax", {"x"}, {"y"}), "axis", 1);
+      b.output("y");
+      const Tensor y = b.graph().run({x})[0];
+      if (opset == 11) {
+        // One row [1, 1, 1, 3] / 6.
+        check_values(y, {1, 2, 2}, {1 / 6., 1 / 6., 1 / 6., 3 / 6.});
+      } else {
+        // Along axis 1: pairs (x[0,0,j], x[0,1,j]): j=0 -> [0.5, 0.5]; j=1 -> [1/4, 3/4].
+        check_values(y, {1, 2, 2}, {0.5, 0.25, 0.5, 0.75});
+      }
+    }
+  }
+}
+
+TEST_CASE("Conv, MaxPool (with indices), AveragePool, BatchNormalization, ArgMax by hand") {
+  // x = 1..9 in a 3x3 image.
+  const Tensor x = f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  SUBCASE("Conv 2x2 of ones, pads 1 on the left/top, bias 0.5, stride 2") {
+    ModelBuilder b;
+    b.input("x", {1, 1, 3, 3});
+    b.initializer("W", f32({1, 1, 2, 2}, {1, 1, 1, 1}));
+    b.initializer("B", f32({1}, {0.5f}));
+    auto& n = b.node("Conv", {"x", "W", "B"}, {"y"});
+    set_ints(n, "pads", {1, 1, 0, 0});
+    set_ints(n, "strides", {2, 2});
+    b.output("y");
+    // Padded 4x4 with a zero first row/column; windows at (0,0),(0,2),(2,0),(2,2) of it:
+    // {0,0,0,1}=1, {0,0,2,3}=5, {0,4,0,7}=11, {5,6,8,9}=28; + 0.5.
+    check_values(b.graph().run({x})[0], {1, 1, 2, 2}, {1.5, 5.5, 11.5, 28.5});
+  }
+  SUBCASE("MaxPool 2x2 stride 1 with Indices; AveragePool with count_include_pad") {
+    ModelBuilder b(12);
+    b.input("x", {1, 1, 3, 3});
+    set_ints(b.node("MaxPool", {"x"}, {"m", "i"}), "kernel_shape", {2, 2});
+    auto& avg = b.node("AveragePool", {"x"}, {"a"});
+    set_ints(avg, "kernel_shape", {2, 2});
+    set_ints(avg, "pads", {1, 1, 1, 1});
+    set_ints(avg, "strides", {2, 2});
+    set_int(avg, "count_include_pad", 1);
+    b.output("m");
+    b.output("i", ::onnx::TensorProto::INT64);
+    b.output("a");
+    const auto out = b.graph().run({x});
+    check_values(out[0], {1, 1, 2, 2}, {5, 6, 8, 9});
+    check_values(out[1], {1, 1, 2, 2}, {4, 5, 7, 8});
+    // Windows of the padded 5x5 at rows/cols 0 and 2: {0,0,0,1}/4, {0,0,2,3}/4, {0,4,0,7}/4,
+    // {5,6,8,9}/4.
+    check_values(out[2], {1, 1, 2, 2}, {0.25, 1.25, 2.75, 7});
+  }
+  SUBCASE("BatchNormalization (inference) and ArgMax") {
+    ModelBuilder b;
+    b.input("x", {2, 2});
+    b.initializer("scale", f32({2}, {2, 1}));
+    b.initializer("bias", f32({2}, {1, 0}));
+    b.initializer("mean", f32({2}, {1, 10}));
+    b.initializer("var", f32({2}, {4, 1}));
+    auto& bn = b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"});
+    set_float(bn, "epsilon", 0.f);
+    set_int(b.node("ArgMax", {"y"}, {"k"}), "axis", 1);
+    b.output("y");
+    b.output("k", ::onnx::TensorProto::INT64);
+    // Channel 0: 2 * (x - 1) / 2 + 1 = x; channel 1: (x - 10) / 1.
+    const auto out = b.graph().run({f32({2, 2}, {3, 12, 20, 5})});
+    check_values(out[0], {2, 2}, {3, 2, 20, -5});
+    CHECK(out[1].dtype() == ox::DataType::int64);
+    check_values(out[1], {2, 1}, {0, 0});
+  }
+}
+
+TEST_CASE("ONNX-ML LinearClassifier, LinearRegressor and Scaler against scikit-learn 1.2.1") {
+  // Python (scikit-learn 1.2.1):
+  //   X = np.array([[0.,1.],[1.,0.],[2.,2.],[3.,1.],[0.,3.],[1.,2.5]]); y = [0,1,2,2,0,1]
+  //   m = LogisticRegression(multi_class="multinomial").fit(X, y)
+  //   m.predict_proba([[0.5,1.5],[2.5,0.5]]); m.predict(...) -> [0, 2]
+  //   r = LinearRegression().fit(X, 2*X[:,0] - X[:,1] + 0.5 + [0.1,-0.1,0.05,0,0.02,-0.03])
+  //   s = StandardScaler().fit(X); s.transform(...)
+  const Tensor x = f32({2, 2}, {0.5f, 1.5f, 2.5f, 0.5f});
+  ModelBuilder b(17, 3);
+  b.input("X", {-1, 2});
+  auto& clf = b.node("LinearClassifier", {"X"}, {"label", "proba"}, "clf", "ai.onnx.ml");
+  set_floats(clf, "coefficients",
+             {-0.9116638816931555, 0.15414836337259621, -0.06848326918212465,
+              -0.22295501794612574, 0.9801471508752798, 0.06880665457352904});
+  set_floats(clf, "intercepts", {0.662198328269013, 0.6751651764532, -1.3373635047222143});
+  set_ints(clf, "classlabels_ints", {0, 1, 2});
+  set_string(clf, "post_transform", "SOFTMAX");
+  auto& reg = b.node("LinearRegressor", {"X"}, {"pred"}, "reg", "ai.onnx.ml");
+  set_floats(reg, "coefficients", {1.992901878914406, -0.9822129436325687});
+  set_floats(reg, "intercepts", {0.48678496868475984});
+  auto& sc = b.node("Scaler", {"X"}, {"scaled"}, "scaler", "ai.onnx.ml");
+  set_floats(sc, "offset", {1.1666666666666667, 1.5833333333333333});
+  set_floats(sc, "scale", {1 / 1.0671873729054748, 1 / 1.0172129679778086});
+  b.output("label", ::onnx::TensorProto::INT64);
+  b.output("proba");
+  b.output("pred");
+  b.output("scaled");
+  const auto out = b.graph().run({x});
+  check_values(out[0], {2}, {0, 2});
+  check_values(out[1], {2, 3},
+               {0.45789679315044557, 0.4016358766663874, 0.14046733018316707,
+                0.04425226393072934, 0.30559882769974583, 0.6501489083695249},
+               1e-5);
+  check_values(out[2], {2, 1}, {0.00991649269310968, 4.977933194154491}, 1e-4);
+  check_values(out[3], {2, 2},
+               {-0.6246950475544243, -0.08192319205190397, 1.2493900951088484,
+                -1.0650014966747525},
+               1e-5);
+}
+
+TEST_CASE("ONNX-ML binary LinearClassifier: one score column, labels by its sign") {
+  ModelBuilder b(17, 1);
+  b.input("X", {-1, 1});
+  auto& clf = b.node("LinearClassifier", {"X"}, {"label", "scores"}, "bin", "ai.onnx.ml");
+  set_floats(clf, "coefficients", {2});
+  set_floats(clf, "intercepts", {-1});
+  set_ints(clf, "classlabels_ints", {7, 9});
+  set_string(clf, "post_transform", "LOGISTIC");
+  b.output("label", ::onnx::TensorProto::INT64);
+  b.output("scores");
+  // Scores 2x - 1: x = 0 -> -1 (label 7), x = 1 -> 1 (label 9); columns 1 - p, p.
+  const auto out = b.graph().run({f32({2, 1}, {0, 1})});
+  check_values(out[0], {2}, {7, 9});
+  const double p = 1 / (1 + std::exp(1.0));
+  check_values(out[1], {2, 2}, {1 - p, p, p, 1 - p}, 1e-6);
+}
+
+TEST_CASE("Errors name the node, the operator and the problem") {
+  SUBCASE("missing initializer") {
+    ModelBuilder b;
+    b.input("x", {1, 2});
+    b.node("Gemm", {"x", "W"}, {"y"}, "dense");
+    b.output("y");
+    const std::string m = message_of<ox::graph_error>([&] { (void)b.graph(); });
+    CHECK(contains(m, "'dense'"));
+    CHECK(contains(m, "(Gemm)"));
+    CHECK(contains(m, "'W'"));
+    CHECK(contains(m, "missing initializer"));
+  }
+  SUBCASE("unsupported operator") {
+    ModelBuilder b;
+    b.input("x", {1, 2});
+    b.node("Relu", {"x"}, {"h"});
+    b.node("Einsum", {"h"}, {"y"}, "fancy");
+    b.output("y");
+    try {
+      (void)b.graph();
+      FAIL("expected unsupported_error");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::op);
+      CHECK(e.detail() == "Einsum");
+      CHECK(contains(e.what(), "node 'fancy' (Einsum)"));
+      CHECK(contains(e.what(), "unsupported operator Einsum"));
+    }
+  }
+  SUBCASE("unsupported data type and opset") {
+    ModelBuilder b;
+    b.input("x", {2}, ::onnx::TensorProto::UINT8);
+    b.node("Relu", {"x"}, {"y"});
+    b.output("y", ::onnx::TensorProto::UINT8);
+    const std::string m = message_of<ox::unsupported_error>([&] { (void)b.graph(); });
+    CHECK(contains(m, "graph input 'x'"));
+    CHECK(contains(m, "uint8"));
+
+    ModelBuilder future(99);
+    future.input("x", {2});
+    future.node("Relu", {"x"}, {"y"}, "r");
+    future.output("y");
+    const std::string f = message_of<ox::unsupported_error>([&] { (void)future.graph(); });
+    CHECK(contains(f, "node 'r' (Relu)"));
+    CHECK(contains(f, "opset ai.onnx 99"));
+  }
+  SUBCASE("a cycle") {
+    ModelBuilder b;
+    b.input("x", {2});
+    b.node("Add", {"x", "q"}, {"p"}, "one");
+    b.node("Relu", {"p"}, {"q"}, "two");
+    b.output("q");
+    CHECK(contains(message_of<ox::graph_error>([&] { (void)b.graph(); }), "cycle"));
+  }
+  SUBCASE("wrong input shape, element type and count") {
+    ModelBuilder b;
+    b.input("x", {-1, 3});
+    b.node("Relu", {"x"}, {"y"});
+    b.output("y");
+    const ox::Graph g = b.graph();
+    const std::string m = message_of<onelearn::shape_error>([&] { (void)g.run({f32({2, 4}, std::vector<float>(8))}); });
+    CHECK(contains(m, "input 'x'"));
+    CHECK(contains(m, "(N, 3)"));
+    CHECK(contains(m, "(2, 4)"));
+    CHECK_THROWS_AS((void)g.run({Tensor(Shape{1, 3}, std::vector<double>(3))}), onelearn::shape_error);
+    CHECK_THROWS_AS((void)g.run(std::vector<Tensor>{}), ox::graph_error);
+  }
+  SUBCASE("inconsistent shapes inside the graph name the node") {
+    ModelBuilder b;
+    b.input("a", {2, 3});
+    b.input("b", {2});
+    b.node("Add", {"a", "b"}, {"y"}, "plus");
+    b.output("y");
+    const std::string m = message_of<onelearn::shape_error>([&] {
+      (void)b.graph().run({f32({2, 3}, std::vector<float>(6)), f32({2}, {1, 2})});
+    });
+    CHECK(contains(m, "node 'plus' (Add)"));
+    CHECK(contains(m, "do not broadcast"));
+  }
+  SUBCASE("truncated, malformed and missing files") {
+    ModelBuilder b;
+    b.input("x", {2});
+    b.initializer("w", f32({2}, {1, 2}));
+    b.node("Mul", {"x", "w"}, {"y"});
+    b.output("y");
+    std::string bytes;
+    REQUIRE(b.proto().SerializeToString(&bytes));
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto path = dir / "onelearn_test_onnx_truncated.onnx";
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 3));
+    }
+    const std::string m = message_of<ox::format_error>([&] { (void)ox::load(path); });
+    CHECK(contains(m, path.string()));
+    CHECK(contains(m, "truncated or malformed"));
+    // A format_error is an io_error, so callers that catch onelearn's I/O errors catch it.
+    CHECK_THROWS_AS((void)ox::load(path), onelearn::io_error);
+    CHECK_THROWS_AS((void)ox::parse_model_proto(std::string_view("\x08\x07\x12", 3)),
+                    ox::format_error);
+    std::filesystem::remove(path);
+    CHECK_THROWS_AS((void)ox::load(dir / "onelearn_no_such_model.onnx"), onelearn::io_error);
+    // A complete file loads and runs.
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    check_values(ox::load(path).run({f32({2}, {3, 4})})[0], {2}, {3, 8});
+    std::filesystem::remove(path);
+  }
+  SUBCASE("a tensor whose raw data does not fill its shape") {
+    ::onnx::TensorProto t = ox::tensor_to_proto(f32({2}, {1, 2}), "w");
+    t.add_dims(2);  // now (2, 2): 4 floats needed, 2 stored
+    const std::string m = message_of<ox::format_error>([&] { (void)ox::tensor_from_proto(t, "initializer 'w'"); });
+    CHECK(contains(m, "initializer 'w'"));
+    CHECK(contains(m, "(2, 2)"));
+  }
+}
