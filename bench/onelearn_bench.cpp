@@ -5,7 +5,7 @@
 //   mpirun -np 2 onelearn-bench --policy mpi scaler       the same, data-parallel (each rank a shard)
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
 //
-// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, gnb, allreduce. Others are reported
+// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce. Others are reported
 // as not implemented. Settings follow the anchor (shared/anchors/sklearn_bench.py) exactly.
 #include <algorithm>
 #include <array>
@@ -26,6 +26,7 @@
 #include <onelearn/linear_model/logistic_regression.hpp>
 #include <onelearn/linear_model/ridge.hpp>
 #include <onelearn/naive_bayes/gaussian_nb.hpp>
+#include <onelearn/neighbors/k_neighbors_classifier.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
 
 #ifdef ONELEARN_BENCH_WITH_MPI
@@ -140,6 +141,23 @@ void bench_logreg(const std::string& dir, const Exec& exec, const char* policy) 
   print_line(exec, "logreg", policy, seconds, model.score(test.features(), test.targets()));
 }
 
+/// KNeighborsClassifier k=5, brute force, fit + score on Xt/yt; quality: that accuracy. Under
+/// exec::mpi the training rows stay sharded and every rank passes all the queries.
+template <class Exec>
+void bench_knn(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::ClassificationDataset<double> all(load<onelearn::Matrix<double>>(dir, "knn", "X"),
+                                                    load<onelearn::Labels>(dir, "knn", "y"));
+  const auto Xt = load<onelearn::Matrix<double>>(dir, "knn", "Xt");
+  const auto yt = load<onelearn::Labels>(dir, "knn", "yt");
+  const auto shard = all.shard(exec);
+  onelearn::neighbors::KNeighborsClassifier<double, Exec> knn({.n_neighbors = 5}, exec);
+  double accuracy = 0;
+  const double seconds = best_seconds(exec, 3, [&] {
+    accuracy = knn.fit(shard.features(), shard.targets()).score(Xt, yt);
+  });
+  print_line(exec, "knn", policy, seconds, accuracy);
+}
+
 #ifdef ONELEARN_BENCH_WITH_MPI
 /// exec::mpi all-reduce of float sums, 1 KiB to 64 MiB; bus bandwidth as nccl-tests define it.
 /// Timed as shared/anchors/allreduce.c times MPI_Allreduce, so the two lines compare directly:
@@ -180,6 +198,8 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_ridge(dir, exec, policy);
     } else if (workload == "pca") {
       bench_pca(dir, exec, policy);
+    } else if (workload == "knn") {
+      bench_knn(dir, exec, policy);
     } else if (workload == "gnb") {
       bench_gnb(dir, exec, policy);
 #ifdef ONELEARN_BENCH_WITH_MPI

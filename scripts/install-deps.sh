@@ -10,7 +10,7 @@ packages=(
   g++ cmake ccache make
   libeigen3-dev libxtensor-dev libboost1.81-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libucx-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libthrust-dev libopenblas-dev
 )
 

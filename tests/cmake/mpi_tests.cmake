@@ -1,8 +1,14 @@
 # The distributed tests: one executable, run by CTest under mpirun with 2 ranks and with 3
 # (uneven shards). Every test compares the distributed fit with the fit on the concatenated data.
 file(GLOB onelearn_mpi_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/mpi/*.cpp")
+if(NOT ONELEARN_HAVE_UCX)  # the exec::ucx tests need UCX (Debian: libucx-dev)
+  list(FILTER onelearn_mpi_sources EXCLUDE REGEX "/test_exec_ucx\\.cpp$")
+endif()
 add_executable(onelearn_mpi_tests ${onelearn_mpi_sources})
 target_link_libraries(onelearn_mpi_tests PRIVATE onelearn_test_support onelearn::mpi)
+if(ONELEARN_HAVE_UCX)
+  target_link_libraries(onelearn_mpi_tests PRIVATE onelearn::ucx)
+endif()
 
 set(onelearn_mpirun_flags --oversubscribe)
 execute_process(COMMAND id -u OUTPUT_VARIABLE onelearn_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
