@@ -4,6 +4,7 @@
 //   onelearn-bench --data DIR scaler                      classical workloads on DIR/<workload>/*.npy
 //   mpirun -np 2 onelearn-bench --policy mpi scaler       the same, data-parallel (each rank a shard)
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
+//   mpirun -np 2 onelearn-bench --policy ucx allreduce    the same on exec::ucx (any workload runs on it)
 //
 // Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce. Others are reported
 // as not implemented. Settings follow the anchor (shared/anchors/sklearn_bench.py) exactly.
@@ -32,6 +33,9 @@
 #ifdef ONELEARN_BENCH_WITH_MPI
 #include <mpi.h>
 #include <onelearn/exec/mpi.hpp>
+#endif
+#ifdef ONELEARN_BENCH_WITH_UCX
+#include <onelearn/exec/ucx.hpp>
 #endif
 
 namespace {
@@ -159,10 +163,11 @@ void bench_knn(const std::string& dir, const Exec& exec, const char* policy) {
 }
 
 #ifdef ONELEARN_BENCH_WITH_MPI
-/// exec::mpi all-reduce of float sums, 1 KiB to 64 MiB; bus bandwidth as nccl-tests define it.
-/// Timed as shared/anchors/allreduce.c times MPI_Allreduce, so the two lines compare directly:
-/// the mean over `iters` back-to-back calls, the slowest rank's, best of 3 repetitions.
-void bench_allreduce(const onelearn::exec::mpi& exec) {
+/// The policy's all-reduce of float sums (exec::mpi or exec::ucx), 1 KiB to 64 MiB; bus bandwidth
+/// as nccl-tests define it. Timed as shared/anchors/allreduce.c times MPI_Allreduce, so the lines
+/// compare directly: the mean over `iters` back-to-back calls, the slowest rank's, best of 3.
+template <class Exec>
+void bench_allreduce(const Exec& exec, const char* policy) {
   for (std::size_t bytes = 1024; bytes <= (std::size_t{64} << 20); bytes *= 4) {
     std::vector<float> buffer(bytes / sizeof(float), 1.0f);
     const int iters = bytes < (std::size_t{1} << 20) ? 200 : 20;
@@ -178,8 +183,8 @@ void bench_allreduce(const onelearn::exec::mpi& exec) {
     const double p = exec.size();
     const double busbw = 2 * (p - 1) / p * static_cast<double>(bytes) / best / 1e9;
     if (exec.rank() == 0) {
-      std::printf(R"({"workload": "allreduce", "impl": "onelearn", "policy": "mpi", "ranks": %d, "bytes": %zu, "seconds": %.6g, "busbw_gbps": %.4g})" "\n",
-                  exec.size(), bytes, best, busbw);
+      std::printf(R"({"workload": "allreduce", "impl": "onelearn", "policy": "%s", "ranks": %d, "bytes": %zu, "seconds": %.6g, "busbw_gbps": %.4g})" "\n",
+                  policy, exec.size(), bytes, best, busbw);
     }
   }
 }
@@ -204,7 +209,7 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_gnb(dir, exec, policy);
 #ifdef ONELEARN_BENCH_WITH_MPI
     } else if (workload == "allreduce" && Exec::is_distributed) {
-      if constexpr (Exec::is_distributed) bench_allreduce(exec);
+      if constexpr (Exec::is_distributed) bench_allreduce(exec, policy);
 #endif
     } else if (exec.rank() == 0) {
       std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "%s", "error": "not implemented"})" "\n",
@@ -230,7 +235,7 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads.empty()) {
-    std::fprintf(stderr, "usage: onelearn-bench [--data DIR] [--policy local|mpi] WORKLOAD...\n");
+    std::fprintf(stderr, "usage: onelearn-bench [--data DIR] [--policy local|mpi|ucx] WORKLOAD...\n");
     return 2;
   }
   try {
@@ -239,6 +244,17 @@ int main(int argc, char** argv) {
     if (policy == "mpi") {
       MPI_Init(&argc, &argv);
       const int status = run(workloads, dir, onelearn::exec::mpi(MPI_COMM_WORLD), "mpi");
+      MPI_Finalize();
+      return status;
+    }
+#endif
+#ifdef ONELEARN_BENCH_WITH_UCX
+    if (policy == "ucx") {
+      MPI_Init(&argc, &argv);
+      int status = 0;
+      {  // the policy's UCX worker is released before MPI_Finalize
+        status = run(workloads, dir, onelearn::exec::ucx(MPI_COMM_WORLD), "ucx");
+      }
       MPI_Finalize();
       return status;
     }

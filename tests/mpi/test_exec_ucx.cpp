@@ -1,0 +1,313 @@
+// exec::ucx under 2 and 3 ranks: every collective against exec::mpi's result on the same data
+// (MPI_Allreduce & co. are the independent reference), bit-identical all-reduce results on every
+// rank, the agreement checks, the timeout and peer-failure paths, and two estimators whose
+// exec::ucx fits must equal their exec::mpi fits.
+//
+// Checks here use CHECK, never REQUIRE: a REQUIRE that stops one rank's test case early would
+// leave the other ranks waiting in a collective.
+#include <doctest/doctest.h>
+
+#include <mpi.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "onelearn/cluster/k_means.hpp"
+#include "onelearn/core/dataset.hpp"
+#include "onelearn/exec/mpi.hpp"
+#include "onelearn/exec/ucx.hpp"
+#include "onelearn/linear_model/ridge.hpp"
+#include "support.hpp"
+
+using namespace onelearn;
+
+namespace {
+
+exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+
+/// Whether every rank holds exactly these bits (rank 0's are broadcast by MPI and compared).
+template <class T>
+bool bitwise_same_on_every_rank(const std::vector<T>& values) {
+  std::vector<T> root = values;
+  if (!root.empty()) MPI_Bcast(root.data(), static_cast<int>(root.size() * sizeof(T)), MPI_BYTE, 0, MPI_COMM_WORLD);
+  int same = std::memcmp(root.data(), values.data(), values.size() * sizeof(T)) == 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return same == 1;
+}
+
+/// Rank r's test data: scrambled values of mixed magnitude (so that float sums depend on their
+/// order, which makes the bit-identity check meaningful), or large integers for int64.
+template <class T>
+std::vector<T> rank_values(std::size_t n, int rank) {
+  std::vector<T> values(n);
+  std::uint64_t state = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(rank + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const auto bits = state >> 11;
+    if constexpr (std::is_integral_v<T>) {
+      values[i] = static_cast<T>(bits % 2000000000000ULL) - 1000000000000LL;
+    } else {
+      const double unit = static_cast<double>(bits) / 9007199254740992.0 - 0.5;  // [-0.5, 0.5)
+      values[i] = static_cast<T>(unit * std::pow(10.0, static_cast<double>(i % 7) - 3.0));
+    }
+  }
+  return values;
+}
+
+/// Largest |ucx - mpi| over rounding scale: each sum may differ from MPI's by the rounding of
+/// p-1 additions in another order, at most (p-1) eps sum|x| per element.
+template <class T>
+bool sums_agree(const std::vector<T>& ucx_result, const std::vector<T>& mpi_result,
+                const std::vector<T>& absolute_sums, int ranks) {
+  for (std::size_t i = 0; i < ucx_result.size(); ++i) {
+    const double bound = 2.0 * ranks * std::numeric_limits<T>::epsilon() * static_cast<double>(absolute_sums[i]);
+    if (std::abs(static_cast<double>(ucx_result[i]) - static_cast<double>(mpi_result[i])) > bound) return false;
+  }
+  return true;
+}
+
+const char* op_name(exec::reduce_op op) {
+  return op == exec::reduce_op::sum ? "sum" : op == exec::reduce_op::min ? "min" : "max";
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("exec::ucx allreduce equals MPI_Allreduce and is bit-identical on every rank", T,
+                   float, double, std::int64_t) {
+  const auto mpi = world();
+  const int p = mpi.size();
+  // The defaults; the ring with tiny chunks (many chunks per segment, uneven last chunk); and
+  // recursive doubling for every size.
+  const exec::ucx defaults(MPI_COMM_WORLD);
+  const exec::ucx tiny_chunks(MPI_COMM_WORLD, {.small_message_bytes = 0, .chunk_bytes = 64});
+  const exec::ucx doubling(MPI_COMM_WORLD, {.small_message_bytes = std::size_t{1} << 40});
+  const std::size_t mib = (std::size_t{1} << 20) / sizeof(T);
+  const std::vector<std::size_t> sizes{0, 1, static_cast<std::size_t>(p - 1), 7, 1001, 4099, mib, 9 * mib + 3};
+
+  for (const std::size_t n : sizes) {
+    CAPTURE(n);
+    for (const auto op : {exec::reduce_op::sum, exec::reduce_op::min, exec::reduce_op::max}) {
+      if (n > mib && op != exec::reduce_op::sum) continue;  // 9 MiB: sums only (time)
+      CAPTURE(op_name(op));
+      const auto mine = rank_values<T>(n, mpi.rank());
+      auto expected = mine;
+      mpi.allreduce(std::span(expected), op);
+      std::vector<T> absolute_sums(n);
+      for (std::size_t i = 0; i < n; ++i) absolute_sums[i] = mine[i] < 0 ? static_cast<T>(-mine[i]) : mine[i];
+      if constexpr (std::is_floating_point_v<T>) mpi.allreduce(std::span(absolute_sums), exec::reduce_op::sum);
+
+      for (const auto* policy : {&defaults, &tiny_chunks, &doubling}) {
+        if (policy == &tiny_chunks && n > 4099) continue;  // 64-byte chunks of megabytes: slow
+        auto result = mine;
+        policy->allreduce(std::span(result), op);
+        if (std::is_integral_v<T> || op != exec::reduce_op::sum) {
+          CHECK(result == expected);  // exact: integers, or min/max
+        } else {
+          CHECK(sums_agree(result, expected, absolute_sums, p));
+        }
+        CHECK(bitwise_same_on_every_rank(result));
+      }
+    }
+  }
+}
+
+TEST_CASE("exec::ucx broadcast from every root, small and chunked") {
+  const exec::ucx ucx(MPI_COMM_WORLD, {.chunk_bytes = 4096});
+  for (int root = 0; root < ucx.size(); ++root) {
+    CAPTURE(root);
+    for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{100003}}) {
+      CAPTURE(n);
+      const auto from_root = rank_values<double>(n, root);
+      auto values = ucx.rank() == root ? from_root : std::vector<double>(n, -1.0);
+      ucx.broadcast(std::span(values), root);
+      CHECK(values == from_root);
+      std::vector<std::int64_t> ints(n, ucx.rank() == root ? 42 + root : 0);
+      ucx.broadcast(std::span(ints), root);
+      CHECK(ints == std::vector<std::int64_t>(n, 42 + root));
+    }
+  }
+  std::array<float, 2> bad{};
+  CHECK_THROWS_AS(ucx.broadcast(std::span(bad), ucx.size()), onelearn::invalid_argument);
+}
+
+TEST_CASE("exec::ucx allgatherv with uneven and empty contributions equals MPI's") {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  // Rank r contributes r values (rank 0 none); then rank 1 a large block, the others 5 values.
+  for (const bool large : {false, true}) {
+    CAPTURE(large);
+    const std::size_t n = large ? (ucx.rank() == 1 ? 300001 : 5) : static_cast<std::size_t>(ucx.rank());
+    const auto mine = rank_values<double>(n, ucx.rank());
+    const auto got = ucx.allgatherv(std::span<const double>(mine));
+    const auto expected = mpi.allgatherv(std::span<const double>(mine));
+    CHECK(got == expected);
+    const auto mine_int = rank_values<std::int64_t>(n, ucx.rank());
+    CHECK(ucx.allgatherv(std::span<const std::int64_t>(mine_int)) ==
+          mpi.allgatherv(std::span<const std::int64_t>(mine_int)));
+  }
+  // Nobody contributes anything.
+  CHECK(ucx.allgatherv(std::span<const float>()).empty());
+}
+
+TEST_CASE("exec::ucx barrier waits for the last rank to arrive") {
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  ucx.barrier();
+  const auto start = std::chrono::steady_clock::now();
+  if (ucx.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ucx.barrier();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(waited >= 0.19);  // every rank, not only rank 0, spent the 200 ms
+}
+
+TEST_CASE("exec::ucx copies share one worker and one sequence of collectives") {
+  const exec::ucx original(MPI_COMM_WORLD);
+  const exec::ucx copy = original;  // NOLINT(performance-unnecessary-copy-initialization)
+  std::array<std::int64_t, 1> a{1};
+  std::array<std::int64_t, 1> b{10};
+  original.allreduce(std::span(a), exec::reduce_op::sum);
+  copy.allreduce(std::span(b), exec::reduce_op::sum);
+  original.allreduce(std::span(a), exec::reduce_op::sum);
+  CHECK(a[0] == copy.size() * copy.size());
+  CHECK(b[0] == 10 * copy.size());
+}
+
+TEST_CASE("exec::ucx: ranks that disagree on a shape all get the same shape_error") {
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const std::array<std::int64_t, 2> same{100, 4};
+  CHECK_NOTHROW(ucx.check_same_shape("X", same));
+
+  const std::array<std::int64_t, 2> differs{100, ucx.rank() == ucx.size() - 1 ? 5 : 4};
+  const std::string expected = "ranks disagree on X: expected the same on every rank, found rank 0 (100, 4)" +
+                               std::string(ucx.size() == 2 ? ", rank 1 (100, 5)" : ", rank 1 (100, 4), rank 2 (100, 5)");
+  CHECK_THROWS_WITH_AS(ucx.check_same_shape("X", differs), doctest::Contains(expected.c_str()), shape_error);
+  const std::vector<std::int64_t> ragged(ucx.rank() == 0 ? 3 : 2, 7);
+  CHECK_THROWS_AS(ucx.check_same_shape("Y", ragged), shape_error);
+}
+
+TEST_CASE("exec::ucx: an error on one rank is raised on every rank with its type") {
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const int last = ucx.size() - 1;
+  const std::string expected = "on rank " + std::to_string(last) + ": model not fitted";
+  CHECK_THROWS_WITH_AS(ucx.propagate_errors([&] {
+    if (ucx.rank() == last) throw not_fitted_error("model not fitted");
+  }),
+                       doctest::Contains(expected.c_str()), not_fitted_error);
+  CHECK_THROWS_WITH_AS(ucx.propagate_errors([&] {
+    if (ucx.rank() == 0) throw 42;
+  }),
+                       doctest::Contains("on rank 0: an exception not derived from std::exception"),
+                       std::runtime_error);
+  int calls = 0;
+  CHECK_NOTHROW(ucx.propagate_errors([&] { ++calls; }));
+  CHECK(calls == 1);
+}
+
+TEST_CASE("exec::ucx: a rank that skips a collective makes the others time out, not hang") {
+  const auto mpi = world();
+  const int last = mpi.size() - 1;
+  {
+    const exec::ucx tiny(MPI_COMM_WORLD, {.timeout = std::chrono::milliseconds(300)});
+    std::vector<double> values(5, 1.0);
+    if (mpi.rank() != last) {
+      const std::string where = "exec::ucx: rank " + std::to_string(mpi.rank()) + ": allreduce #0: timed out after 300 ms";
+      const auto start = std::chrono::steady_clock::now();
+      CHECK_THROWS_WITH_AS(tiny.allreduce(std::span(values), exec::reduce_op::sum),
+                           doctest::Contains(where.c_str()), distributed_error);
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+      // The policy is now unusable, and says so at once instead of waiting again.
+      CHECK_THROWS_WITH_AS(tiny.barrier(), doctest::Contains("unusable after an earlier failure"),
+                           distributed_error);
+    }
+    mpi.barrier();  // the skipping rank leaves only once the others have given up
+  }
+  // A new policy works normally afterwards.
+  const exec::ucx fresh(MPI_COMM_WORLD);
+  std::array<double, 1> one{1.0};
+  fresh.allreduce(std::span(one), exec::reduce_op::sum);
+  CHECK(one[0] == mpi.size());
+}
+
+TEST_CASE("exec::ucx: ranks that pass different sizes get a distributed_error, not wrong data") {
+  const auto mpi = world();
+  {
+    const exec::ucx ucx(MPI_COMM_WORLD, {.timeout = std::chrono::seconds(5)});
+    // The root sends 4 values, the others expect 6: they must not accept the short message.
+    std::vector<double> values(mpi.rank() == 0 ? 4 : 6, 1.0);
+    if (mpi.rank() != 0) {
+      CHECK_THROWS_WITH_AS(ucx.broadcast(std::span(values), 0),
+                           doctest::Contains("expected 48 bytes from rank 0, found 32"), distributed_error);
+    } else {
+      ucx.broadcast(std::span(values), 0);
+    }
+    mpi.barrier();
+  }
+}
+
+TEST_CASE("exec::ucx with peer-failure detection: a rank that leaves fails the others' collective") {
+  const auto mpi = world();
+  const int last = mpi.size() - 1;
+  exec::ucx_options options{.timeout = std::chrono::seconds(10), .detect_peer_failure = true};
+  std::optional<exec::ucx> policy(std::in_place, MPI_COMM_WORLD, options);
+  std::vector<float> values(3, 1.0f);
+  policy->allreduce(std::span(values), exec::reduce_op::sum);  // connected and working
+  CHECK(values[0] == static_cast<float>(mpi.size()));
+  if (mpi.rank() == last) policy.reset();  // its worker and endpoints are gone
+  mpi.barrier();
+  if (mpi.rank() != last) {
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_AS(policy->allreduce(std::span(values), exec::reduce_op::sum), distributed_error);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 12.0);
+    MESSAGE("rank " << mpi.rank() << " noticed the departure after " << seconds << " s");
+  }
+  policy.reset();
+  mpi.barrier();
+}
+
+TEST_CASE_TEMPLATE("Ridge and KMeans under exec::ucx equal their fits under exec::mpi", T, float, double) {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const auto data = test::load_split<T>("diabetes");
+  const Dataset<T> train(data.X_train, data.y_train);
+  const auto shard = train.shard(mpi);
+  const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+
+  linear_model::Ridge<T, exec::mpi> ridge_mpi({.alpha = 1.0}, mpi);
+  ridge_mpi.fit(shard);
+  linear_model::Ridge<T, exec::ucx> ridge_ucx({.alpha = 1.0}, ucx);
+  ridge_ucx.fit(train.shard(ucx));
+  CHECK(test::max_relative_error(ridge_ucx.coef(), ridge_mpi.coef()) < tolerance);
+  CHECK(static_cast<double>(ridge_ucx.intercept()) ==
+        doctest::Approx(static_cast<double>(ridge_mpi.intercept())).epsilon(tolerance));
+  // And both equal scikit-learn's Ridge(alpha=1) on all the rows.
+  const auto reference = test::sklearn_reference("diabetes");
+  CHECK(test::max_relative_error(ridge_ucx.coef(), test::to_vector<double>(reference["ridge_a1_coef"])) <
+        (std::is_same_v<T, float> ? 1e-5 : 1e-10));
+
+  const cluster::KMeansParams params{.n_clusters = 4, .n_init = 2, .random_state = 3};
+  cluster::KMeans<T, exec::mpi> km_mpi(params, mpi);
+  km_mpi.fit(shard.features());
+  cluster::KMeans<T, exec::ucx> km_ucx(params, ucx);
+  km_ucx.fit(shard.features());
+  CHECK(test::max_relative_error(km_ucx.cluster_centers(), km_mpi.cluster_centers(), 1e-3) < tolerance);
+  CHECK(static_cast<double>(km_ucx.inertia()) ==
+        doctest::Approx(static_cast<double>(km_mpi.inertia())).epsilon(tolerance));
+  CHECK(km_ucx.n_iter() == km_mpi.n_iter());
+  CHECK(km_ucx.labels() == km_mpi.labels());
+
+  // Bad input on one rank fails the exec::ucx fit on every rank.
+  Matrix<T> X = shard.features();
+  if (ucx.rank() == ucx.size() - 1) X(0, 0) = std::numeric_limits<T>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(ridge_ucx.fit(X, shard.targets()),
+                       doctest::Contains("Ridge.fit: expected finite values in X"), onelearn::invalid_argument);
+}
