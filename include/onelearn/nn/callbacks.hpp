@@ -36,11 +36,22 @@
  *
  * Errors: `invalid_argument` when the monitored value is not in the logs (Keras only warns),
  * for an unknown mode, and for patience < 0.
+ *
+ * Also here: nn::CSVLogger (one row per epoch), nn::LearningRateScheduler (the rate per epoch
+ * from fn(epoch, lr)), and nn::FitParams, what model.fit_params() tells callbacks about the
+ * running fit (epochs, steps per epoch, the first epoch of a resumed fit, ...). Elsewhere:
+ * nn::ProgressBar (nn/progress_bar.hpp) and nn::ModelCheckpoint (nn/checkpoint.hpp).
  */
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -49,6 +60,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/core/types.hpp"
 
 namespace onelearn::nn {
 
@@ -98,9 +110,12 @@ class Logs {
 };
 
 /// What fit returns, as Keras's History: the epochs run and each logged value per epoch.
+/// A fit resumed from a checkpoint returns the whole history, the checkpoint's epochs first.
 struct History {
   std::vector<int> epoch;
   std::map<std::string, std::vector<double>> history;
+
+  friend bool operator==(const History&, const History&) = default;
 
   /// The per-epoch values of `name` ("loss", "accuracy", "val_loss", ...).
   [[nodiscard]] const std::vector<double>& at(const std::string& name) const {
@@ -113,6 +128,40 @@ struct History {
     return it->second;
   }
 };
+
+/// What a callback may read about the fit in progress (Keras's callback.params), from
+/// model.fit_params(): valid from on_train_begin to on_train_end.
+struct FitParams {
+  int epochs = 0;         ///< FitOptions::epochs: the epoch count the fit runs up to
+  int initial_epoch = 0;  ///< the first epoch run (> 0 when resumed from a checkpoint)
+  index_t steps = 0;      ///< batches per epoch
+  index_t samples = 0;    ///< training rows
+  index_t batch_size = 0;
+  bool shuffle = true;
+  std::uint64_t seed = 0;  ///< FitOptions::seed: the epochs' orders derive from it
+  double validation_split = 0;
+  bool validation_data = false;
+  int verbose = 0;
+};
+
+namespace detail {
+/// "auto" mode of EarlyStopping and ModelCheckpoint: maximise monitors that are accuracies.
+inline bool maximize_monitor(const char* where, const std::string& mode,
+                             const std::string& monitor) {
+  if (mode == "auto") return monitor.find("acc") != std::string::npos;
+  if (mode == "min" || mode == "max") return mode == "max";
+  throw invalid_argument(std::string(where) + ": expected mode auto, min or max, found '" + mode +
+                         "'");
+}
+
+/// Python's repr of a float for the values CSVLogger writes: the shortest decimal string that
+/// reads back as the same double.
+inline std::string shortest(double v) {
+  std::array<char, 32> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return std::string(buf.data(), res.ptr);
+}
+}  // namespace detail
 
 class EarlyStopping {
  public:
@@ -128,14 +177,7 @@ class EarlyStopping {
   EarlyStopping() : EarlyStopping(Options{}) {}
   EarlyStopping(Options options)  // NOLINT(google-explicit-constructor): nn::EarlyStopping{{...}}
       : options_(std::move(options)) {
-    if (options_.mode == "auto") {
-      maximize_ = options_.monitor.find("acc") != std::string::npos;
-    } else if (options_.mode == "min" || options_.mode == "max") {
-      maximize_ = options_.mode == "max";
-    } else {
-      throw invalid_argument("EarlyStopping: expected mode auto, min or max, found '" +
-                             options_.mode + "'");
-    }
+    maximize_ = detail::maximize_monitor("EarlyStopping", options_.mode, options_.monitor);
     if (options_.patience < 0) {
       throw invalid_argument("EarlyStopping: expected patience >= 0, found " +
                              std::to_string(options_.patience));
@@ -218,6 +260,110 @@ class EarlyStopping {
   int best_epoch_ = 0;
   double best_ = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> best_weights_;
+};
+
+/// Keras's CSVLogger: one row per epoch, `epoch` (from 0) then the logged values in the order
+/// of their names (Keras sorts them), the first row a header. Values are written as the
+/// shortest decimal that reads back as the same double (Python's repr). With append, rows are
+/// added to an existing file and the header is written only when the file is empty or new.
+/// The file is flushed after every row, so a crash keeps the epochs finished. Only rank 0 of
+/// a distributed policy writes.
+/// Errors: `io_error` when the file cannot be opened or written.
+class CSVLogger {
+ public:
+  explicit CSVLogger(std::filesystem::path path, bool append = false, char separator = ',')
+      : path_(std::move(path)), append_(append), separator_(separator) {}
+
+  template <class Model>
+  void on_train_begin(Model& model) {
+    active_ = model.execution_policy().rank() == 0;
+    if (!active_) return;
+    std::error_code ec;
+    const bool has_content = append_ && std::filesystem::exists(path_, ec) &&
+                             std::filesystem::file_size(path_, ec) > 0 && !ec;
+    write_header_ = !has_content;
+    keys_.clear();
+    out_.open(path_, append_ ? std::ios::app : std::ios::trunc);
+    if (!out_) {
+      throw io_error("CSVLogger: expected to open '" + path_.string() +
+                     "' for writing, found that it cannot be opened");
+    }
+  }
+
+  template <class Model, class Logs_>
+  void on_epoch_end(Model& /*model*/, int epoch, const Logs_& logs) {
+    if (!active_) return;
+    if (keys_.empty()) {
+      for (const auto& [key, value] : logs) keys_.push_back(key);
+      std::sort(keys_.begin(), keys_.end());
+      if (write_header_) {
+        out_ << "epoch";
+        for (const auto& key : keys_) out_ << separator_ << key;
+        out_ << '\n';
+      }
+    }
+    out_ << epoch;
+    for (const auto& key : keys_) {
+      const double* v = logs.find(key);
+      out_ << separator_ << (v != nullptr ? detail::shortest(*v) : std::string("NA"));
+    }
+    out_ << '\n' << std::flush;
+    if (!out_) {
+      throw io_error("CSVLogger: expected to write to '" + path_.string() +
+                     "', found a write error");
+    }
+  }
+
+  template <class Model, class Logs_>
+  void on_train_end(Model& /*model*/, const Logs_& /*logs*/) {
+    if (out_.is_open()) out_.close();
+  }
+
+ private:
+  std::filesystem::path path_;
+  bool append_;
+  char separator_;
+  bool active_ = false;
+  bool write_header_ = true;
+  std::vector<std::string> keys_;
+  std::ofstream out_;
+};
+
+/// Keras's LearningRateScheduler: at the start of each epoch, the optimizer's learning rate
+/// becomes schedule(epoch, lr), lr being the rate the next update would use (epochs from 0).
+/// A schedule may also take the epoch alone. The new rate is a constant: it replaces an
+/// optimizer's own schedule (Keras refuses to set a schedule-driven rate). The rate survives
+/// in checkpoints, so a resumed fit continues the same sequence.
+/// Errors: `invalid_argument` when the schedule returns a negative or non-finite rate.
+class LearningRateScheduler {
+ public:
+  using Schedule = std::function<double(int, double)>;
+
+  template <class F>
+  requires std::invocable<const F&, int, double> || std::invocable<const F&, int>
+  explicit LearningRateScheduler(F schedule) {
+    if constexpr (std::invocable<const F&, int, double>) {
+      schedule_ = std::move(schedule);
+    } else {
+      schedule_ = [f = std::move(schedule)](int epoch, double) { return f(epoch); };
+    }
+  }
+
+  template <class Model>
+  void on_epoch_begin(Model& model, int epoch) {
+    auto& optimizer = model.optimizer();
+    const double lr = schedule_(epoch, optimizer.learning_rate());
+    if (!(std::isfinite(lr) && lr >= 0)) {
+      throw invalid_argument(
+          "LearningRateScheduler: expected a finite learning rate >= 0 for "
+          "epoch " +
+          std::to_string(epoch) + ", found " + std::to_string(lr));
+    }
+    optimizer.set_learning_rate(lr);
+  }
+
+ private:
+  Schedule schedule_;
 };
 
 }  // namespace onelearn::nn

@@ -43,6 +43,8 @@
  *   nothing next to a batch's GEMMs. A layer is described by a small non-template spec
  *   (nn::Dense(64, {.activation = "relu"})) that Sequential<T> turns into the layer for its T
  *   (spec.make<T>()), so one model description serves float and double.
+ * - state() lists the non-trainable buffers (moving statistics) the same way; save_weights
+ *   and checkpoints store them after the parameters (nn/weights_io.hpp).
  * - parameters() and gradients() are lists of contiguous spans, in the same order. Dense keeps
  *   its kernel and bias in one buffer (and their gradients in another), so a layer's gradients
  *   are one contiguous block: the unit an optimizer updates and a data-parallel all-reduce bucket
@@ -121,6 +123,12 @@ class Layer {
   [[nodiscard]] virtual std::vector<std::span<T>> parameters() { return {}; }
   /// The gradients of the last backward, span i matching parameters()[i].
   [[nodiscard]] virtual std::vector<std::span<T>> gradients() { return {}; }
+
+  /// Non-trainable buffers that are part of the model (BatchNormalization's moving mean and
+  /// variance), as contiguous spans: not updated by the optimizer, but saved and restored by
+  /// save_weights/load_weights and checkpoints (after the parameters, in this order). Empty by
+  /// default, so layers without such state need not override it.
+  [[nodiscard]] virtual std::vector<std::span<T>> state() { return {}; }
 
   /// What the layer's regularisers add to the loss (its gradient is added in backward).
   [[nodiscard]] virtual double regularization_loss() const { return 0; }

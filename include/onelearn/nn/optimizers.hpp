@@ -37,7 +37,9 @@
  *
  * State is kept per parameter buffer (Optimizer::build allocates it for the buffers
  * Sequential collects from its layers), in T, and exposed by state() for checkpoints and for
- * sharding it across ranks later.
+ * sharding it across ranks later. A checkpoint (nn/checkpoint.hpp) saves state(), iterations()
+ * and, when it is a constant, the learning rate, and restores them with set_iterations and
+ * set_learning_rate; a schedule is code, so it is recomputed from the restored step.
  *
  * Errors: `invalid_argument` (at compile) for a learning rate < 0, betas, rho or momentum
  * outside [0, 1), epsilon <= 0, weight_decay < 0, global_clipnorm < 0, or a bad schedule.
@@ -111,6 +113,27 @@ class Optimizer {
   [[nodiscard]] std::int64_t iterations() const noexcept { return iterations_; }
   /// The learning rate the next update will use.
   [[nodiscard]] double learning_rate() const { return learning_rate_(iterations_); }
+
+  /// Replaces the learning rate (a constant or a schedule of the step) from the next update on:
+  /// what LearningRateScheduler and checkpoints use. Keras's `optimizer.learning_rate = lr`.
+  void set_learning_rate(LearningRate learning_rate) {
+    const double first = learning_rate(iterations_);
+    check("learning_rate", first, first >= 0, ">= 0");
+    learning_rate_ = std::move(learning_rate);
+  }
+  /// Whether the learning rate is a constant (not a schedule of the step).
+  [[nodiscard]] bool has_constant_learning_rate() const noexcept {
+    return learning_rate_.is_constant();
+  }
+
+  /// Sets the update count (a checkpoint's); the next update is step `iterations` + 1.
+  void set_iterations(std::int64_t iterations) {
+    if (iterations < 0) {
+      throw invalid_argument(std::string(name()) + ".set_iterations: expected >= 0, found " +
+                             std::to_string(iterations));
+    }
+    iterations_ = iterations;
+  }
 
   /// The state buffers (moments, accumulators), for checkpoints.
   [[nodiscard]] std::vector<std::span<T>> state() {

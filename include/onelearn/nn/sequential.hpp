@@ -42,7 +42,16 @@
  *   splits its sums differently).
  * - `validation_split` (default 0): the last fraction of the rows (before shuffling, as Keras)
  *   is held out; the epoch logs then also hold val_loss (and val_accuracy).
- * - `verbose` (default 0): 1 or more prints one line per epoch to stdout (Keras's verbose=2).
+ * - `validation_data` (default none): `{X_val, y_val}` evaluated after every epoch instead of a
+ *   split (val_loss, val_accuracy). Giving both it and validation_split is an error (Keras
+ *   silently ignores the split).
+ * - `verbose` (default 0): 1 adds a ProgressBar on std::cout (nn/progress_bar.hpp: redrawn in
+ *   place on a terminal, one line per epoch otherwise); 2 one line per epoch always (Keras's
+ *   verbose=2).
+ * - `resume_from` (default none): a checkpoint (nn/checkpoint.hpp) to continue from: fit loads
+ *   it, checks that seed, batch_size, shuffle, the validation settings and the number of
+ *   training rows are the ones it was written with, runs epochs checkpoint-epoch .. epochs-1
+ *   and returns the whole History. The result is bit-identical to an uninterrupted fit.
  *
  * \par Targets
  * y may be integer labels (any integer Eigen vector; SparseCategoricalCrossentropy takes labels
@@ -51,11 +60,17 @@
  *
  * \par Attributes
  * - `summary()`: a Keras-like table (layer name and type, output shape, parameter count, and
- *   the totals) as a string; needs the input shape (Input or a first fit).
+ *   the totals) as a string; needs the input shape (Input or a first fit). Layer state
+ *   (Layer::state(), e.g. moving statistics) counts as non-trainable parameters, as in Keras.
  * - `get_weights()` / `set_weights(w)`: one vector per parameter buffer, in layer order
  *   (a Dense layer's kernel, row-major input x units, then its bias), as Keras's.
+ * - `save_weights(path)` / `load_weights(path)`: a versioned binary file with the architecture
+ *   and a checksum (nn/weights_io.hpp); `save_checkpoint(path)` / `load_checkpoint(path)`:
+ *   the whole training state (nn/checkpoint.hpp).
+ * - `history()`: the History of the current (or last) fit, including a resumed checkpoint's
+ *   epochs; `fit_params()`: the running fit's settings (for callbacks).
  * - `layer(i)`, `size()`, `input_shape()`, `output_shape()`, `is_built()`, `is_compiled()`,
- *   `optimizer()`.
+ *   `optimizer()`, `build_seed()`.
  *
  * \par Differences from Keras
  * - fit continues from the current weights (as Keras); the first fit builds the model with its
@@ -64,7 +79,10 @@
  *   predict_classes is the argmax (or a threshold for a single binary output), and predict_proba
  *   applies the softmax/sigmoid the loss implies (n x k; n x 2 for one binary output).
  * - Only the "accuracy" metric (sparse categorical or binary, according to the loss); no
- *   validation_data, sample weights, class weights, or progress bar yet. verbose defaults to 0.
+ *   sample weights or class weights. verbose defaults to 0.
+ * - predict returns raw outputs; for the scikit-learn Classifier concept (labels from predict,
+ *   arbitrary label values) wrap a model-building function in nn::KerasClassifier
+ *   (nn/classifier.hpp).
  * - predict and evaluate use the model's buffers: a model is not safe to use from two threads
  *   at once.
  * - Data-parallel training (Exec = exec::mpi) is not implemented yet: fit static_asserts.
@@ -73,8 +91,11 @@
  * model is built; `shape_error` for X whose width differs from the model's input, y of another
  * length than X, real targets of the wrong width, and set_weights of the wrong sizes;
  * `invalid_argument` for labels outside 0..k-1 of a k-output model, NaN/Inf in X or y, bad
- * FitOptions, an unknown metric, Input after a layer, and layers added after the model was
- * built; `nn::training_error` when the loss becomes NaN or infinite (naming epoch and batch).
+ * FitOptions (validation_split and validation_data both given, verbose outside 0..2), a
+ * resume_from checkpoint written with other fit settings, an unknown metric, Input after a
+ * layer, and layers added after the model was built; `nn::training_error` when the loss
+ * becomes NaN or infinite (naming epoch and batch). save_weights/load_weights and checkpoints
+ * add the file errors of nn/weights_io.hpp and nn/checkpoint.hpp (io_error, shape_error).
  */
 
 #include <algorithm>
@@ -82,15 +103,18 @@
 #include <concepts>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
@@ -98,6 +122,7 @@
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/nn/callbacks.hpp"
+#include "onelearn/nn/checkpoint.hpp"
 #include "onelearn/nn/detail/random.hpp"
 #include "onelearn/nn/errors.hpp"
 #include "onelearn/nn/layer.hpp"
@@ -108,9 +133,38 @@
 #include "onelearn/nn/layers/input.hpp"
 #include "onelearn/nn/losses.hpp"
 #include "onelearn/nn/optimizers.hpp"
+#include "onelearn/nn/progress_bar.hpp"
 #include "onelearn/nn/tensor.hpp"
+#include "onelearn/nn/weights_io.hpp"
 
 namespace onelearn::nn {
+
+/// Held-out rows fit evaluates after every epoch (Keras's validation_data=(X_val, y_val)):
+/// `.validation_data = {X_val, y_val}`. Copied once (float or double features; integer labels
+/// or real targets), so the options stay a plain value.
+struct ValidationData {
+  ValidationData() = default;
+  template <class DX, class DY>
+  ValidationData(const Eigen::MatrixBase<DX>& X_val,  // NOLINT(google-explicit-constructor)
+                 const Eigen::MatrixBase<DY>& y_val) {
+    using XS = typename DX::Scalar;
+    using YS = typename DY::Scalar;
+    static_assert(std::is_same_v<XS, float> || std::is_same_v<XS, double>,
+                  "nn::ValidationData: X must hold float or double values");
+    X = Matrix<XS>(X_val);
+    if constexpr (std::is_integral_v<YS>) {
+      y = Matrix<std::int64_t>(y_val.template cast<std::int64_t>());
+    } else {
+      static_assert(std::is_floating_point_v<YS>,
+                    "nn::ValidationData: y must hold integers or reals");
+      y = Matrix<double>(y_val.template cast<double>());
+    }
+  }
+  [[nodiscard]] bool empty() const noexcept { return X.index() == 0; }
+
+  std::variant<std::monostate, Matrix<float>, Matrix<double>> X;
+  std::variant<std::monostate, Matrix<std::int64_t>, Matrix<double>> y;
+};
 
 struct FitOptions {
   int epochs = 1;
@@ -118,7 +172,9 @@ struct FitOptions {
   bool shuffle = true;
   std::uint64_t seed = 0;
   double validation_split = 0;
+  ValidationData validation_data{};
   int verbose = 0;
+  std::filesystem::path resume_from{};
 };
 
 namespace detail {
@@ -281,6 +337,7 @@ class Sequential {
     input_shape_ = input_shape;
     output_shape_ = shapes.back();
     built_ = true;
+    build_seed_ = seed;
     if (optimizer_) optimizer_->build(params_);
     return *this;
   }
@@ -342,6 +399,10 @@ class Sequential {
     exec_.propagate_errors([&] {
       check_compiled(where);
       check_options(where, options);
+    });
+    std::optional<CheckpointData> resumed;
+    if (!options.resume_from.empty()) resumed = load_checkpoint(options.resume_from);
+    exec_.propagate_errors([&] {
       validation::check_same_length(where, "y", X.rows(), y.rows());
       if (X.rows() == 0) {
         throw invalid_argument(std::string(where) + ": expected at least one sample, found 0");
@@ -365,18 +426,76 @@ class Sequential {
                              "one training and one validation row, found " +
                              std::to_string(n_train) + " training rows of " + std::to_string(n));
     }
-    const bool has_validation = n_train < n;
+    const bool has_split = n_train < n;
+    // validation_data: converted to T once.
+    Matrix<T> X_val;
+    TargetData val_targets;
+    const bool has_validation_data = !options.validation_data.empty();
+    if (has_validation_data) {
+      exec_.propagate_errors([&] {
+        std::visit(
+            [&](const auto& v) {
+              if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+                X_val = v.template cast<T>();
+              }
+            },
+            options.validation_data.X);
+        check_width("Sequential.fit (validation_data)", input_shape_, X_val.cols());
+        validation::check_finite("Sequential.fit (validation_data)", "X", X_val);
+      });
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+              exec_.propagate_errors([&] {
+                validation::check_same_length("Sequential.fit (validation_data)", "y", X_val.rows(),
+                                              v.rows());
+                if (X_val.rows() == 0) {
+                  throw invalid_argument(
+                      "Sequential.fit: expected validation_data with at least one row, found 0");
+                }
+              });
+              val_targets = make_targets("Sequential.fit (validation_data)", v);
+            }
+          },
+          options.validation_data.y);
+    }
 
-    History history;
+    const index_t batch_size = options.batch_size;
+    const index_t n_batches = (n_train + batch_size - 1) / batch_size;
+    fit_params_ = FitParams{.epochs = options.epochs,
+                            .initial_epoch = 0,
+                            .steps = n_batches,
+                            .samples = n_train,
+                            .batch_size = batch_size,
+                            .shuffle = options.shuffle,
+                            .seed = options.seed,
+                            .validation_split = options.validation_split,
+                            .validation_data = has_validation_data,
+                            .verbose = options.verbose};
+    history_ = History{};
+    if (resumed) {
+      check_resume(*resumed, fit_params_);
+      fit_params_.initial_epoch = resumed->epoch;
+      history_ = resumed->history;
+    }
+    epochs_done_ = fit_params_.initial_epoch;
+
     Logs epoch_logs, batch_logs;
     stop_training_ = false;
     std::vector<index_t> order(static_cast<std::size_t>(n_train));
     for (index_t i = 0; i < n_train; ++i) order[static_cast<std::size_t>(i)] = i;
-    const index_t batch_size = options.batch_size;
-    const index_t n_batches = (n_train + batch_size - 1) / batch_size;
+    // verbose 1: Keras's progress bar (first, as Keras's ProgbarLogger); 2: one line an epoch.
+    std::optional<ProgressBar> bar;
+    if (options.verbose == 1) bar.emplace(std::cout);
+    if (options.verbose == 2) bar.emplace(std::cout, ProgressBarOptions{.interactive = false});
+    constexpr bool any_batch_hook =
+        (detail::has_on_batch_end<std::remove_reference_t<Callbacks>, Sequential> || ...);
 
+    if (bar) bar->on_train_begin(*this);
     (call_train_begin(callbacks), ...);
-    for (int epoch = 0; epoch < options.epochs && !stop_training_; ++epoch) {
+    for (int epoch = fit_params_.initial_epoch; epoch < options.epochs && !stop_training_;
+         ++epoch) {
+      if (bar) bar->on_epoch_begin(*this, epoch);
       (call_epoch_begin(callbacks, epoch), ...);
       if (options.shuffle) {
         detail::permutation(
@@ -412,12 +531,12 @@ class Sequential {
         optimizer_->step(params_, grads_);
         loss_sum += loss * static_cast<double>(m);
         seen += m;
-        if constexpr ((detail::has_on_batch_end<std::remove_reference_t<Callbacks>, Sequential> ||
-                       ...)) {
+        if (any_batch_hook || bar) {
           batch_logs.set("loss", loss_sum / static_cast<double>(seen));
           if (accuracy_) {
             batch_logs.set("accuracy", correct / static_cast<double>(seen));
           }
+          if (bar) bar->on_batch_end(*this, static_cast<int>(b), batch_logs);
           (call_batch_end(callbacks, static_cast<int>(b), batch_logs), ...);
         }
       }
@@ -425,25 +544,24 @@ class Sequential {
       if (accuracy_) {
         epoch_logs.set("accuracy", correct / static_cast<double>(seen));
       }
-      if (has_validation) {
-        const auto [val_loss, val_correct] = evaluate_rows(X, targets, n_train, n);
+      if (has_split || has_validation_data) {
+        const auto [val_loss, val_correct] =
+            has_validation_data ? evaluate_rows(X_val, val_targets, 0, X_val.rows())
+                                : evaluate_rows(X, targets, n_train, n);
+        const index_t n_val = has_validation_data ? X_val.rows() : n - n_train;
         epoch_logs.set("val_loss", val_loss);
         if (accuracy_) {
-          epoch_logs.set("val_accuracy", val_correct / static_cast<double>(n - n_train));
+          epoch_logs.set("val_accuracy", val_correct / static_cast<double>(n_val));
         }
       }
-      history.epoch.push_back(epoch);
-      for (const auto& [key, value] : epoch_logs) history.history[key].push_back(value);
-      if (options.verbose > 0) {
-        std::ostringstream line;
-        line << "Epoch " << epoch + 1 << "/" << options.epochs;
-        for (const auto& [key, value] : epoch_logs) line << " - " << key << ": " << value;
-        std::cout << line.str() << '\n' << std::flush;
-      }
+      history_.epoch.push_back(epoch);
+      for (const auto& [key, value] : epoch_logs) history_.history[key].push_back(value);
+      epochs_done_ = epoch + 1;  // what a checkpoint written by an epoch-end hook records
+      if (bar) bar->on_epoch_end(*this, epoch, epoch_logs);
       (call_epoch_end(callbacks, epoch, epoch_logs), ...);
     }
     (call_train_end(callbacks, epoch_logs), ...);
-    return history;
+    return history_;
   }
 
   /// The loss (and accuracy, when compiled with it) over X and y, in inference mode.
@@ -556,10 +674,18 @@ class Sequential {
        << detail::pad(" Layer (type)", w1) << detail::pad("Output Shape", w2) << "Param #\n"
        << thick << '\n';
     index_t total = 0;
+    index_t non_trainable = 0;
     for (std::size_t i = 0; i < layers_.size(); ++i) {
       const Shape in = i == 0 ? input_shape_ : shapes[i - 1];
       // Built: the layer's actual buffers (exact for custom layers too); else from the shape.
-      const index_t count = built_ ? layers_[i]->count_params() : layers_[i]->parameter_count(in);
+      index_t count = built_ ? layers_[i]->count_params() : layers_[i]->parameter_count(in);
+      if (built_) {
+        // Layer state (moving statistics) counts as non-trainable parameters, as in Keras.
+        index_t state = 0;
+        for (const auto& b : layers_[i]->state()) state += static_cast<index_t>(b.size());
+        count += state;
+        non_trainable += state;
+      }
       total += count;
       os << detail::pad(
                 " " + layers_[i]->name() + " (" + std::string(layers_[i]->class_name()) + ")", w1)
@@ -567,8 +693,8 @@ class Sequential {
     }
     os << thick << '\n'
        << "Total params: " << detail::thousands(total) << '\n'
-       << "Trainable params: " << detail::thousands(total) << '\n'
-       << "Non-trainable params: 0\n"
+       << "Trainable params: " << detail::thousands(total - non_trainable) << '\n'
+       << "Non-trainable params: " << detail::thousands(non_trainable) << '\n'
        << rule << '\n';
     return os.str();
   }
@@ -596,6 +722,37 @@ class Sequential {
       std::copy(weights[i].begin(), weights[i].end(), params_[i].begin());
     }
   }
+
+  /// Writes the parameters and layer state to `path` (nn/weights_io.hpp: versioned, with the
+  /// architecture and a checksum; written to a temporary file, then renamed).
+  void save_weights(const std::filesystem::path& path) { detail::save_weights(*this, path); }
+
+  /// Reads a save_weights file. An unbuilt model is built for the file's input shape first;
+  /// a file from another architecture is a shape_error naming the first difference.
+  void load_weights(const std::filesystem::path& path) { detail::load_weights(*this, path); }
+
+  /// Writes the whole training state (nn/checkpoint.hpp): weights, layer and optimizer state,
+  /// epochs done, seeds, Dropout positions and the History so far.
+  void save_checkpoint(const std::filesystem::path& path) {
+    detail::write_checkpoint(*this, path, epochs_done_);
+  }
+
+  /// Restores a checkpoint into this model (compiled as the saved one; built first if it is not
+  /// built) and returns what it holds besides the weights. fit's resume_from calls this.
+  CheckpointData load_checkpoint(const std::filesystem::path& path) {
+    CheckpointData data = detail::read_checkpoint(*this, path);
+    history_ = data.history;
+    fit_params_ = data.fit;
+    epochs_done_ = data.epoch;
+    return data;
+  }
+
+  /// The History of the current or last fit (a resumed fit's includes the checkpoint's epochs).
+  [[nodiscard]] const History& history() const noexcept { return history_; }
+  /// The settings of the current or last fit (Keras's callback.params), for callbacks.
+  [[nodiscard]] const FitParams& fit_params() const noexcept { return fit_params_; }
+  /// The seed the weights were drawn with (build's or the first fit's).
+  [[nodiscard]] std::uint64_t build_seed() const noexcept { return build_seed_; }
 
   /// Asks fit to stop after the current epoch (what a callback calls).
   void stop_training() noexcept { stop_training_ = true; }
@@ -830,6 +987,38 @@ class Sequential {
     if (!(o.validation_split >= 0 && o.validation_split < 1)) {
       fail("validation_split in [0, 1), found " + std::to_string(o.validation_split));
     }
+    if (o.validation_split > 0 && !o.validation_data.empty()) {
+      fail("validation_split or validation_data, found both");
+    }
+    if (o.verbose < 0 || o.verbose > 2)
+      fail("verbose 0, 1 or 2, found " + std::to_string(o.verbose));
+  }
+
+  /// A resumed fit must cut the same batches as the fit that wrote the checkpoint.
+  static void check_resume(const CheckpointData& saved, const FitParams& now) {
+    const FitParams& was = saved.fit;
+    auto fail = [](const std::string& what, const std::string& expected, const std::string& found) {
+      throw invalid_argument("Sequential.fit (resume_from): expected " + what + " " + expected +
+                             " (as in the fit that wrote the checkpoint), found " + found +
+                             "; other settings would not continue the same run");
+    };
+    if (was.seed != now.seed) fail("seed", std::to_string(was.seed), std::to_string(now.seed));
+    if (was.batch_size != now.batch_size) {
+      fail("batch_size", std::to_string(was.batch_size), std::to_string(now.batch_size));
+    }
+    if (was.shuffle != now.shuffle) {
+      fail("shuffle", was.shuffle ? "true" : "false", now.shuffle ? "true" : "false");
+    }
+    if (!(was.validation_split == now.validation_split) ||
+        was.validation_data != now.validation_data) {
+      fail("validation_split " + std::to_string(was.validation_split) + " and validation_data",
+           was.validation_data ? "given" : "not given",
+           std::to_string(now.validation_split) + " and " +
+               (now.validation_data ? "given" : "not given"));
+    }
+    if (was.samples != now.samples) {
+      fail("training rows", std::to_string(was.samples), std::to_string(now.samples));
+    }
   }
 
   // Callback dispatch (hooks are optional; see nn/callbacks.hpp).
@@ -869,6 +1058,10 @@ class Sequential {
   std::unique_ptr<Loss<T>> loss_;
   bool accuracy_ = false;
   bool stop_training_ = false;
+  std::uint64_t build_seed_ = 0;
+  History history_;
+  FitParams fit_params_;
+  int epochs_done_ = 0;
   // Batch buffers: they only grow, so steady-state training allocates nothing.
   Tensor<T> batch_x_, batch_values_, loss_grad_;
   std::vector<std::int64_t> batch_labels_;
