@@ -11,6 +11,12 @@ sanitize=1
 if [[ "${1:-}" == "--no-sanitize" ]]; then sanitize=0; fi
 
 scripts/install-deps.sh
+# onnxruntime, the independent runtime the ONNX export tests run exported models in (through
+# Node: the npm package ships the CPU runtime). Without Node those tests say they are skipped.
+if command -v npm >/dev/null && [[ ! -d build-onnxrt/node_modules/onnxruntime-node ]]; then
+  npm install --silent --ignore-scripts --prefix build-onnxrt onnxruntime-node ||
+    echo "test.sh: npm could not install onnxruntime-node; the onnxruntime tests will be skipped"
+fi
 
 start=$SECONDS
 [[ -f build/CMakeCache.txt ]] || cmake -S . -B build

@@ -96,7 +96,7 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
     const bool centre = this->params_.with_mean;
     const bool divide = this->params_.with_std;
     Matrix<T> out(X.rows(), X.cols());
-    detail::for_each_chunk(X.rows(), 4096, [&](index_t, index_t begin, index_t end) {
+    onelearn::detail::for_each_chunk(X.rows(), 4096, [&](index_t, index_t begin, index_t end) {
       const auto rows = X.middleRows(begin, end - begin);
       auto result = out.middleRows(begin, end - begin);
       if (centre && divide) {
@@ -155,17 +155,17 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
   StandardScaler& fit_impl(const MatrixRef<T>& X, const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "StandardScaler.fit";
     fitted_ = false;
-    detail::check_fit_input<T>(where, exec_, X, std::nullopt, weights);
+    onelearn::detail::check_fit_input<T>(where, exec_, X, std::nullopt, weights);
 
     // Pass 1: the global mean. Pass 2: squared deviations about it.
     const index_t p = X.cols();
-    const auto means = detail::global_means<T>(where, exec_, X, std::nullopt, weights);
+    const auto means = onelearn::detail::global_means<T>(where, exec_, X, std::nullopt, weights);
     const Vector<double>& mean = means.x;
     const double total_weight = means.total_weight;
 
     Vector<double> square_sums(p);
     if (this->params_.with_std) {
-      square_sums = detail::centered_square_sums<T>(X, mean, weights);
+      square_sums = onelearn::detail::centered_square_sums<T>(X, mean, weights);
       exec_.allreduce(std::span(square_sums.data(), square_sums.size()), exec::reduce_op::sum);
     }
     const Vector<double> var = square_sums / total_weight;

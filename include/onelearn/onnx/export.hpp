@@ -1,0 +1,38 @@
+#pragma once
+// ONNX export of every fitted onelearn model that ONNX can express:
+//   onelearn::onnx::to_proto(model) -> onnx::ModelProto
+//   onelearn::onnx::save(model, path)        (temporary file + rename: no half-written file)
+//
+// \code
+//   #include <onelearn/onnx/export.hpp>
+//   auto pipe = onelearn::pipeline::make_pipeline(
+//       onelearn::preprocessing::StandardScaler<double>(),
+//       onelearn::linear_model::LogisticRegression<double>());
+//   pipe.fit(X, y);
+//   onelearn::onnx::save(pipe, "iris.onnx");   // input "X" (float, N x 4), outputs "label",
+//                                              // "probabilities"
+//   onelearn::onnx::Graph g = onelearn::onnx::load("iris.onnx");   // or onnxruntime
+// \endcode
+//
+// The families, one header each under onnx/export/ (include just one to compile less):
+//   linear.hpp         LinearRegression, Ridge, Lasso, ElasticNet, SGDRegressor (LinearRegressor)
+//                      LogisticRegression, SGDClassifier (LinearClassifier)
+//   preprocessing.hpp  StandardScaler, MinMaxScaler, MaxAbsScaler (Scaler)
+//   decomposition.hpp  PCA (Sub, MatMul, Div)
+//   cluster.hpp        KMeans (label, scores)
+//   naive_bayes.hpp    GaussianNB
+//   pipeline.hpp       pipeline::Pipeline of the above (one graph)
+// The format (opsets, names, metadata, float32) and how to add a model type (nn::Sequential
+// will be export/sequential.hpp) are described in onnx/export/core.hpp; checking a model with
+// ONNX's checker in onnx/export/check.hpp.
+//
+// Needs ONNX_ML=1 and ONNX_NAMESPACE=onnx and links onnx_proto and protobuf (the target
+// onelearn::onnx).
+
+#include "onelearn/onnx/export/cluster.hpp"
+#include "onelearn/onnx/export/core.hpp"
+#include "onelearn/onnx/export/decomposition.hpp"
+#include "onelearn/onnx/export/linear.hpp"
+#include "onelearn/onnx/export/naive_bayes.hpp"
+#include "onelearn/onnx/export/pipeline.hpp"
+#include "onelearn/onnx/export/preprocessing.hpp"

@@ -1,0 +1,493 @@
+#pragma once
+// The machinery of ONNX export: GraphBuilder (values, initializers, nodes of one GraphProto),
+// the Exported description of a model's outputs, and to_proto/save for any model that has an
+// export_model overload. The overloads live in one header per model family
+// (onnx/export/linear.hpp, preprocessing.hpp, ...); onnx/export.hpp includes them all.
+//
+// \code
+//   #include <onelearn/onnx/export.hpp>
+//   onnx::ModelProto proto = onelearn::onnx::to_proto(fitted_model);
+//   onelearn::onnx::save(fitted_model, "model.onnx");
+// \endcode
+//
+// Adding a model type (nn::Sequential, say) means one new header declaring, in onelearn::onnx,
+//
+//   Exported export_model(GraphBuilder& b, const MyModel& m, const std::string& input);
+//
+// which appends nodes reading the float32 value `input` (N x n_features) and returns its
+// outputs, the one a following pipeline step would read first. The overload is found by
+// argument-dependent lookup through GraphBuilder, so it only has to be declared before to_proto
+// is instantiated; a model with an n_features_in() and a get_params() gets its input
+// declaration and metadata from them, others can provide `export_input_shape(...)` (see below).
+//
+// The model: IR version 8, opsets ai.onnx 17 and ai.onnx.ml 3, one float32 input "X" of shape
+// ("N", n_features_in), outputs named as skl2onnx names them ("label", "probabilities",
+// "scores", "variable"), metadata_props "estimator", "parameters" (params::to_string of the
+// estimator's parameters; "step__name=value" for pipelines) and "onelearn_version".
+// Every model is float32 inside, whatever the estimator's T, because the ONNX-ML operators
+// (LinearClassifier, LinearRegressor, Scaler) output float32 only.
+//
+// Errors: not_fitted_error for a model (or pipeline step) that is not fitted; invalid_argument
+// for a fitted model the export cannot express (SGDClassifier with loss "modified_huber");
+// save: io_error when the directory does not exist or the file cannot be written, in which case
+// no file is left (the model is written to a temporary file in the same directory and renamed).
+
+#include <onnx/onnx_pb.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "onelearn/core/errors.hpp"
+#include "onelearn/core/params.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/core/version.hpp"
+#include "onelearn/pipeline.hpp"
+
+namespace onelearn::onnx {
+
+inline constexpr std::int64_t export_ir_version = 8;
+inline constexpr std::int64_t export_opset = 17;
+inline constexpr std::int64_t export_ml_opset = 3;
+inline constexpr std::string_view ml_domain = "ai.onnx.ml";
+/// The symbolic batch dimension of every exported input and output.
+inline constexpr std::string_view batch_dim = "N";
+
+/// One output of an exported model: its role ("label", "probabilities", "scores", "variable"),
+/// the value's name in the graph, its ONNX element type, and its dims (-1: the batch "N").
+struct ExportedValue {
+  std::string role;
+  std::string name;
+  std::int32_t elem_type = ::onnx::TensorProto::FLOAT;
+  std::vector<std::int64_t> dims;
+};
+
+/// The outputs of a model, the main one first (what a following pipeline step reads).
+using Exported = std::vector<ExportedValue>;
+
+/// Appends values, initializers and nodes to a GraphProto under unique names. Names are
+/// prefixed with the current scope (a pipeline step's name) so that chained steps never clash.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(::onnx::GraphProto& graph) : graph_(&graph) {}
+
+  /// Names get "<scope>_" in front until the scope is changed.
+  void set_scope(std::string scope) { scope_ = std::move(scope); }
+
+  /// A value name not used before: "<scope>_<base>", with a number if needed.
+  std::string fresh(std::string_view base) {
+    std::string name = scope_.empty() ? std::string(base) : scope_ + "_" + std::string(base);
+    std::string candidate = name;
+    for (int i = 1; used(candidate); ++i) candidate = name + "_" + std::to_string(i);
+    names_.push_back(candidate);
+    return candidate;
+  }
+
+  /// A float32 initializer of shape `dims`; returns its name.
+  std::string constant(std::string_view base, const std::vector<std::int64_t>& dims,
+                       const std::vector<float>& values) {
+    const std::string name = fresh(base);
+    ::onnx::TensorProto* t = graph_->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    for (const std::int64_t d : dims) t->add_dims(d);
+    for (const float v : values) t->add_float_data(v);
+    return name;
+  }
+
+  /// An int64 initializer (the axes of Squeeze/Unsqueeze).
+  std::string constant_int64(std::string_view base, const std::vector<std::int64_t>& dims,
+                             const std::vector<std::int64_t>& values) {
+    const std::string name = fresh(base);
+    ::onnx::TensorProto* t = graph_->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::INT64);
+    for (const std::int64_t d : dims) t->add_dims(d);
+    for (const std::int64_t v : values) t->add_int64_data(v);
+    return name;
+  }
+
+  /// A node named after its first output; `domain` "ai.onnx.ml" for the ONNX-ML operators.
+  ::onnx::NodeProto& node(std::string_view op, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, std::string_view domain = {}) {
+    ::onnx::NodeProto* n = graph_->add_node();
+    n->set_op_type(std::string(op));
+    if (!domain.empty()) n->set_domain(std::string(domain));
+    n->set_name(outputs.empty() ? fresh(op) : fresh(std::string(op) + "_" + outputs[0]));
+    for (const std::string& i : inputs) n->add_input(i);
+    for (const std::string& o : outputs) n->add_output(o);
+    return *n;
+  }
+
+  /// One output: a fresh value called `base`.
+  std::string apply(std::string_view op, const std::vector<std::string>& inputs,
+                    std::string_view base) {
+    const std::string out = fresh(base);
+    node(op, inputs, {out});
+    return out;
+  }
+
+  /// Declares the type and shape of an internal value (dims: -1 for the batch). Needed after
+  /// the ONNX-ML operators: ONNX 1.12 gives Scaler, LinearRegressor and LinearClassifier no
+  /// type inference, and the strict shape inference of a full check rejects a node reading a
+  /// value of unknown type.
+  void declare(const std::string& name, std::int32_t elem_type,
+               const std::vector<std::int64_t>& dims);
+
+  [[nodiscard]] ::onnx::GraphProto& graph() noexcept { return *graph_; }
+
+ private:
+  [[nodiscard]] bool used(const std::string& name) const {
+    for (const std::string& n : names_)
+      if (n == name) return true;
+    return false;
+  }
+
+  ::onnx::GraphProto* graph_;
+  std::string scope_;
+  std::vector<std::string> names_;
+};
+
+// ---- attributes ----
+
+inline void set_attribute(::onnx::NodeProto& n, const std::string& name, std::int64_t value) {
+  ::onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+inline void set_attribute(::onnx::NodeProto& n, const std::string& name, float value) {
+  ::onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
+inline void set_attribute(::onnx::NodeProto& n, const std::string& name, const std::string& value) {
+  ::onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
+                          const std::vector<float>& values) {
+  ::onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOATS);
+  for (const float v : values) a->add_floats(v);
+}
+
+inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
+                          const std::vector<std::int64_t>& values) {
+  ::onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (const std::int64_t v : values) a->add_ints(v);
+}
+
+/// The entries of an Eigen vector or matrix (row-major order) as float32.
+template <class E>
+std::vector<float> to_floats(const E& values) {
+  std::vector<float> out;
+  out.reserve(static_cast<std::size_t>(values.size()));
+  for (Eigen::Index i = 0; i < values.rows(); ++i)
+    for (Eigen::Index j = 0; j < values.cols(); ++j)
+      out.push_back(static_cast<float>(values(i, j)));
+  return out;
+}
+
+// ---- what to_proto needs of a model ----
+
+/// A model export_model can write.
+template <class M>
+concept Exportable = requires(GraphBuilder& b, const M& m, const std::string& input) {
+  { export_model(b, m, input) } -> std::same_as<Exported>;
+};
+
+namespace detail {
+
+/// "LogisticRegression": the estimator's type name without namespace or template arguments.
+template <class M>
+std::string estimator_name() {
+  return pipeline::detail::type_name<M>();
+}
+
+inline std::string param_value_string(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using X = std::remove_cvref_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<X, std::string>) {
+          return '"' + x + '"';
+        } else {
+          std::ostringstream os;
+          os << x;
+          return os.str();
+        }
+      },
+      v);
+}
+
+/// "alpha=0.5, fit_intercept=true"; a pipeline's as "ridge__alpha=0.5, ...".
+template <class M>
+std::string estimator_parameters(const M& m) {
+  if constexpr (requires {
+                  m.step_names();
+                  m.param_names();
+                }) {
+    std::string out;
+    for (const std::string& name : m.param_names()) {
+      out += (out.empty() ? "" : ", ") + name + "=" + param_value_string(m.get_param(name));
+    }
+    return out;
+  } else if constexpr (requires { m.get_params(); }) {
+    return params::to_string(m.get_params());
+  } else {
+    return {};
+  }
+}
+
+template <class M>
+void check_fitted_for_export(const M& m) {
+  if constexpr (requires {
+                  m.step_names();
+                  M::n_steps;
+                }) {
+    // A pipeline: every step, named, before anything reads a step's attributes.
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            const auto& step = m.template step<I>();
+            if constexpr (requires { step.is_fitted(); }) {
+              if (!step.is_fitted()) {
+                throw not_fitted_error(
+                    "onnx::to_proto: expected every pipeline step fitted, "
+                    "found step '" +
+                    m.step_names()[I] + "' not fitted; call fit first");
+              }
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<M::n_steps>{});
+  } else if constexpr (requires { m.is_fitted(); }) {
+    if (!m.is_fitted()) {
+      throw not_fitted_error("onnx::to_proto: expected a fitted " + estimator_name<M>() +
+                             ", found one that is not fitted; call fit first");
+    }
+  }
+}
+
+inline void set_value_info(::onnx::ValueInfoProto& v, const std::string& name,
+                           std::int32_t elem_type, const std::vector<std::int64_t>& dims) {
+  v.set_name(name);
+  auto* tensor = v.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  auto* shape = tensor->mutable_shape();
+  for (const std::int64_t d : dims) {
+    auto* dim = shape->add_dim();
+    if (d < 0) {
+      dim->set_dim_param(std::string(batch_dim));
+    } else {
+      dim->set_dim_value(d);
+    }
+  }
+}
+
+/// Renames a value everywhere the graph mentions it.
+inline void rename_value(::onnx::GraphProto& g, const std::string& from, const std::string& to) {
+  for (auto& v : *g.mutable_value_info())
+    if (v.name() == from) v.set_name(to);
+  for (auto& n : *g.mutable_node()) {
+    for (auto& i : *n.mutable_input())
+      if (i == from) i = to;
+    for (auto& o : *n.mutable_output())
+      if (o == from) o = to;
+  }
+}
+
+inline void add_metadata(::onnx::ModelProto& model, const std::string& key,
+                         const std::string& value) {
+  auto* p = model.add_metadata_props();
+  p->set_key(key);
+  p->set_value(value);
+}
+
+}  // namespace detail
+
+inline void GraphBuilder::declare(const std::string& name, std::int32_t elem_type,
+                                  const std::vector<std::int64_t>& dims) {
+  detail::set_value_info(*graph_->add_value_info(), name, elem_type, dims);
+}
+
+namespace detail {
+
+/// sum_j (x_j - c_kj)^2 w_kj for each row and centre (k x p `centres`): N x k, in the direct
+/// form that keeps float32 precision (see onnx/export/cluster.hpp). `weights` (k x p) may be
+/// empty (all ones). Used by KMeans and GaussianNB.
+inline std::string export_squared_differences(GraphBuilder& b, const std::string& x,
+                                              const std::vector<float>& centres,
+                                              const std::vector<float>& weights, std::int64_t k,
+                                              std::int64_t p) {
+  const std::string axis1 = b.constant_int64("axis_1", {1}, {1});
+  const std::string axis2 = b.constant_int64("axis_2", {1}, {2});
+  const std::string c = b.constant("centres", {k, p}, centres);
+  const std::string ones =
+      b.constant("ones", {p, 1}, std::vector<float>(static_cast<std::size_t>(p), 1.f));
+  const std::string x3 = b.apply("Unsqueeze", {x, axis1}, "x_unsqueezed");  // N x 1 x p
+  const std::string diff = b.apply("Sub", {x3, c}, "differences");          // N x k x p
+  std::string square = b.apply("Mul", {diff, diff}, "squared_differences");
+  if (!weights.empty()) {
+    const std::string w = b.constant("weights", {k, p}, weights);
+    square = b.apply("Mul", {square, w}, "weighted_squares");
+  }
+  const std::string sum = b.apply("MatMul", {square, ones}, "summed");  // N x k x 1
+  return b.apply("Squeeze", {sum, axis2}, "squared_sums");              // N x k
+}
+
+}  // namespace detail
+
+/// The number of input features of a fitted model (a pipeline's first step's).
+template <class M>
+std::int64_t export_input_features(const M& m) {
+  if constexpr (requires { m.template step<0>(); }) {
+    return export_input_features(m.template step<0>());
+  } else {
+    return static_cast<std::int64_t>(m.n_features_in());
+  }
+}
+
+/// The fitted `model` as an ONNX ModelProto (see the top of this header).
+template <Exportable M>
+::onnx::ModelProto to_proto(const M& model) {
+  detail::check_fitted_for_export(model);
+  ::onnx::ModelProto proto;
+  proto.set_ir_version(export_ir_version);
+  proto.set_producer_name("onelearn");
+  proto.set_producer_version(std::string(version));
+  proto.set_model_version(1);
+  auto* opset = proto.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(export_opset);
+  auto* ml = proto.add_opset_import();
+  ml->set_domain(std::string(ml_domain));
+  ml->set_version(export_ml_opset);
+
+  const std::string name = detail::estimator_name<M>();
+  ::onnx::GraphProto& graph = *proto.mutable_graph();
+  graph.set_name(name);
+  const std::int64_t features = export_input_features(model);
+  detail::set_value_info(*graph.add_input(), "X", ::onnx::TensorProto::FLOAT, {-1, features});
+
+  GraphBuilder builder(graph);
+  // Reserved: no internal value takes the input's name or an output's final name.
+  for (const char* reserved : {"X", "label", "probabilities", "scores", "variable"}) {
+    builder.fresh(reserved);
+  }
+  const Exported outputs = export_model(builder, model, std::string("X"));
+  for (const ExportedValue& out : outputs) {
+    // The final outputs take the names skl2onnx gives them; no other value has those names
+    // (they were reserved above, so internal values got "variable_1" and the like).
+    std::string final_name = out.role;
+    if (out.name != final_name) {
+      if (out.name == "X") {
+        builder.node("Identity", {"X"}, {final_name});
+      } else {
+        detail::rename_value(graph, out.name, final_name);
+      }
+    }
+    detail::set_value_info(*graph.add_output(), final_name, out.elem_type, out.dims);
+  }
+  // A graph output is declared as such, not also as an internal value.
+  auto* infos = graph.mutable_value_info();
+  for (int i = infos->size() - 1; i >= 0; --i) {
+    for (const auto& out : graph.output()) {
+      if (infos->Get(i).name() == out.name()) {
+        infos->DeleteSubrange(i, 1);
+        break;
+      }
+    }
+  }
+  detail::add_metadata(proto, "estimator", name);
+  detail::add_metadata(proto, "parameters", detail::estimator_parameters(model));
+  detail::add_metadata(proto, "onelearn_version", std::string(version));
+  proto.set_doc_string("onelearn " + std::string(version) + " export of " + name);
+  return proto;
+}
+
+/// Serialises `proto` to `path` through a temporary file in the same directory, renamed into
+/// place, so a reader never sees half a model and a failure leaves no file.
+inline void save_proto(const ::onnx::ModelProto& proto, const std::filesystem::path& path) {
+  const std::string where = "onnx::save: " + path.string();
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) throw io_error(where + ": protobuf serialisation failed");
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  std::string tmp = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  // mkstemp: a new file only this call opens, so two concurrent saves never share one.
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    throw io_error(where + ": cannot create a temporary file in '" + dir.string() +
+                   "': " + std::generic_category().message(errno));
+  }
+  auto fail = [&](const std::string& what, int err) {
+    ::close(fd);
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw io_error(where + ": " + what + ": " + std::generic_category().message(err));
+  };
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ::ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write failed", errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  // Data on disk before the rename, so a crash cannot leave a renamed but empty file.
+  if (::fsync(fd) != 0) fail("fsync failed", errno);
+  // mkstemp makes the file 0600; a model is an ordinary file, readable as umask allows.
+  const ::mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, static_cast<::mode_t>(0666 & ~mask));
+  if (::close(fd) != 0) {
+    const int err = errno;
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw io_error(where + ": close failed: " + std::generic_category().message(err));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw io_error(where + ": cannot rename the temporary file into place: " + ec.message());
+  }
+}
+
+/// Exports the fitted `model` (to_proto) and writes it to `path` (save_proto).
+template <Exportable M>
+void save(const M& model, const std::filesystem::path& path) {
+  save_proto(to_proto(model), path);
+}
+
+}  // namespace onelearn::onnx

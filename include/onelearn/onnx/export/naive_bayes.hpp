@@ -1,0 +1,70 @@
+#pragma once
+// ONNX export of GaussianNB in plain ONNX operators plus one LinearClassifier: outputs "label"
+// (int64, N) and "probabilities" (float, N x n_classes), as skl2onnx names them.
+//
+// \code
+//   #include <onelearn/onnx/export/naive_bayes.hpp>
+//   onelearn::naive_bayes::GaussianNB<double> nb;
+//   onelearn::onnx::save(nb.fit(X, y), "nb.onnx");
+// \endcode
+//
+// The joint log-likelihood jll[n, c] = log prior_c - 1/2 sum_j log(2 pi var_cj)
+// - 1/2 sum_j (x_j - theta_cj)^2 / var_cj is computed in the direct form (Unsqueeze, Sub, Mul,
+// Mul by -1/(2 var), MatMul with ones, Squeeze, Add), as GaussianNB itself does, for the
+// float32 precision (see onnx/export/cluster.hpp). jll then goes through a LinearClassifier
+// with identity coefficients, zero intercepts, classlabels_ints = classes() and SOFTMAX: its
+// label is classes()[argmax jll] and its probabilities softmax(jll) = predict_proba.
+// (skl2onnx uses ArgMax + ArrayFeatureExtractor for the label and Exp(jll - ReduceLogSumExp)
+// for the probabilities; ArrayFeatureExtractor/Gather and the Reduce operators are outside the
+// set onelearn's own executor runs, and this is the same function in one node.)
+
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "onelearn/naive_bayes/gaussian_nb.hpp"
+#include "onelearn/onnx/export/core.hpp"
+
+namespace onelearn::onnx {
+
+template <class T, class E>
+Exported export_model(GraphBuilder& b, const naive_bayes::GaussianNB<T, E>& m,
+                      const std::string& x) {
+  const Matrix<T>& theta = m.theta();  // k x p
+  const Matrix<T>& var = m.var();
+  const Labels& classes = m.classes();
+  const auto k = static_cast<std::int64_t>(theta.rows());
+  const auto p = static_cast<std::int64_t>(theta.cols());
+  std::vector<float> weights, constants;
+  for (index_t c = 0; c < theta.rows(); ++c) {
+    double constant = std::log(static_cast<double>(m.class_prior()(c)));
+    for (index_t j = 0; j < theta.cols(); ++j) {
+      const auto v = static_cast<double>(var(c, j));
+      weights.push_back(static_cast<float>(-0.5 / v));
+      constant -= 0.5 * std::log(2.0 * std::numbers::pi * v);
+    }
+    constants.push_back(static_cast<float>(constant));
+  }
+  const std::string quadratic =
+      detail::export_squared_differences(b, x, to_floats(theta), weights, k, p);
+  const std::string prior = b.constant("log_prior_and_norm", {k}, constants);
+  const std::string jll = b.apply("Add", {quadratic, prior}, "joint_log_likelihood");
+
+  std::vector<float> identity(static_cast<std::size_t>(k * k), 0.f);
+  for (std::int64_t c = 0; c < k; ++c) identity[static_cast<std::size_t>(c * k + c)] = 1.f;
+  const std::string label = b.fresh("label");
+  const std::string proba = b.fresh("probabilities");
+  auto& n = b.node("LinearClassifier", {jll}, {label, proba}, ml_domain);
+  set_attribute(n, "coefficients", identity);
+  set_attribute(n, "intercepts", std::vector<float>(static_cast<std::size_t>(k), 0.f));
+  set_attribute(n, "classlabels_ints", std::vector<std::int64_t>(classes.begin(), classes.end()));
+  set_attribute(n, "post_transform", std::string("SOFTMAX"));
+  b.declare(label, ::onnx::TensorProto::INT64, {-1});
+  b.declare(proba, ::onnx::TensorProto::FLOAT, {-1, k});
+  return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
+          {"probabilities", proba, ::onnx::TensorProto::FLOAT, {-1, k}}};
+}
+
+}  // namespace onelearn::onnx

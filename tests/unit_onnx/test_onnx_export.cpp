@@ -1,0 +1,508 @@
+// ONNX export (onelearn/onnx/export.hpp): every exportable model fitted on tests/data (iris for
+// classifiers, transformers and clusterers, diabetes for regressors) is exported, passes ONNX's
+// checker with full checks (strict shape inference), is saved, and its outputs, computed by
+// onelearn's own executor (onnx::load) and by onnxruntime (the npm package onnxruntime-node,
+// through tests/onnx/run_onnxruntime.js), equal onelearn's predict / predict_proba /
+// decision_function / transform: labels exactly, floats within 1e-5 relative, the float32
+// graph against the double model. The reference input
+// is X rounded to float32 and back, so only the model's own float32 rounding is measured.
+// "Relative" is to the largest magnitude of the output column (at least 1): the rounding of
+// float32 coefficients is relative to the terms of a sum, which can exceed the sum itself.
+// Compiled into the ONNX test executable with test_onnx.cpp (no main here).
+#include <doctest/doctest.h>
+
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "onelearn/onnx/export.hpp"
+#include "onelearn/onnx/export/check.hpp"
+#include "onelearn/onnx/graph.hpp"
+#include "support.hpp"
+
+namespace {
+
+namespace ox = onelearn::onnx;
+namespace fs = std::filesystem;
+using onelearn::index_t;
+using onelearn::Labels;
+using onelearn::Matrix;
+using onelearn::Vector;
+
+/// One exported model and what onelearn predicts for its input.
+struct ExportCase {
+  std::string name;
+  ::onnx::ModelProto proto;
+  fs::path path;
+  Matrix<float> X;                                 // the graph's input
+  std::map<std::string, Matrix<double>> expected;  // output name -> values (labels as double)
+  std::string json_input;                          // X for run_onnxruntime.js
+};
+
+/// A directory for the exported files, removed at exit.
+fs::path work_dir() {
+  struct TempDir {
+    fs::path path;
+    TempDir()
+        : path(fs::temp_directory_path() /
+               ("onelearn_onnx_export_" + std::to_string(static_cast<long>(::getpid())))) {
+      fs::create_directories(path);
+    }
+    ~TempDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const TempDir dir;
+  return dir.path;
+}
+
+template <class V>
+Matrix<double> column(const V& v) {
+  Matrix<double> out(v.size(), 1);
+  for (index_t i = 0; i < v.size(); ++i) out(i, 0) = static_cast<double>(v(i));
+  return out;
+}
+
+template <class M>
+Matrix<double> as_double(const M& m) {
+  return m.template cast<double>();
+}
+
+std::string to_json_input(const Matrix<float>& X) {
+  nlohmann::json j;
+  j["X"]["dims"] = {X.rows(), X.cols()};
+  std::vector<float> data(X.data(), X.data() + X.size());  // row-major
+  j["X"]["data"] = data;
+  return j.dump();
+}
+
+/// Exports `model` with to_proto and save, and records the expected outputs.
+template <class M>
+ExportCase make_case(const std::string& name, const M& model, const Matrix<float>& X,
+                     std::map<std::string, Matrix<double>> expected) {
+  ExportCase c;
+  c.name = name;
+  c.proto = ox::to_proto(model);
+  c.path = work_dir() / (name + ".onnx");
+  ox::save(model, c.path);
+  c.X = X;
+  c.expected = std::move(expected);
+  c.json_input = to_json_input(X);
+  return c;
+}
+
+/// The largest error seen, as a share of the column's scale, and where.
+struct Largest {
+  double error = 0;
+  std::string where;
+};
+
+/// |a - b| <= 1e-5 scale everywhere (labels: exactly), or the first place it is not.
+std::string compare(const std::string& output, const std::vector<double>& got,
+                    const std::vector<std::int64_t>& dims, const Matrix<double>& want,
+                    Largest& largest, const std::string& model) {
+  std::size_t count = 1;
+  for (const std::int64_t d : dims) count *= static_cast<std::size_t>(d);
+  if (count != static_cast<std::size_t>(want.size()) || got.size() != count || dims.empty() ||
+      dims[0] != want.rows()) {
+    return output + ": " + std::to_string(got.size()) + " values, expected " +
+           std::to_string(want.size());
+  }
+  const bool exact = output == "label";
+  for (index_t j = 0; j < want.cols(); ++j) {
+    // Relative to the column's largest magnitude (at least 1): a score that is a sum of large
+    // terms of both signs carries the float32 rounding of those terms, not of the sum.
+    const double scale = std::max(want.col(j).cwiseAbs().maxCoeff(), 1.0);
+    for (index_t i = 0; i < want.rows(); ++i) {
+      const double a = got[static_cast<std::size_t>(i * want.cols() + j)], b = want(i, j);
+      const bool ok = exact ? a == b : std::abs(a - b) <= 1e-5 * scale;
+      if (!exact && std::abs(a - b) / scale > largest.error) {
+        largest = {std::abs(a - b) / scale, model + " " + output};
+      }
+      if (!ok) {
+        return output + "[" + std::to_string(i) + "," + std::to_string(j) +
+               "]: " + std::to_string(a) + " vs onelearn's " + std::to_string(b);
+      }
+    }
+  }
+  return {};
+}
+
+/// Every exportable model family, fitted on tests/data; built once.
+const std::vector<ExportCase>& all_cases() {
+  static const std::vector<ExportCase> cases = [] {
+    using namespace onelearn;
+    std::vector<ExportCase> out;
+    const auto iris = test::load_split<double, std::int64_t>("iris");
+    const auto diabetes = test::load_split<double, double>("diabetes");
+    // The graph reads float32: onelearn predicts on the same values, widened back to double.
+    const Matrix<float> iris_f = iris.X_test.cast<float>();
+    const Matrix<double> iris_x = iris_f.cast<double>();
+    const Matrix<float> diab_f = diabetes.X_test.cast<float>();
+    const Matrix<double> diab_x = diab_f.cast<double>();
+    const auto regression = [&](const std::string& name, const auto& model) {
+      out.push_back(make_case(name, model, diab_f, {{"variable", column(model.predict(diab_x))}}));
+    };
+    const auto transformer = [&](const std::string& name, const auto& model) {
+      out.push_back(
+          make_case(name, model, iris_f, {{"variable", as_double(model.transform(iris_x))}}));
+    };
+    const auto classifier = [&](const std::string& name, const auto& model, const Matrix<float>& xf,
+                                const Matrix<double>& x) {
+      out.push_back(make_case(name, model, xf,
+                              {{"label", column(model.predict(x))},
+                               {"probabilities", as_double(model.predict_proba(x))}}));
+    };
+
+    regression("linear_regression",
+               linear_model::LinearRegression<double>().fit(diabetes.X_train, diabetes.y_train));
+    {
+      // The float instantiation: its own predictions are float.
+      const Matrix<float> Xtr = diabetes.X_train.cast<float>();
+      const Vector<float> ytr = diabetes.y_train.cast<float>();
+      linear_model::LinearRegression<float> lr;
+      lr.fit(Xtr, ytr);
+      out.push_back(make_case("linear_regression_float", lr, diab_f,
+                              {{"variable", column(lr.predict(diab_f))}}));
+    }
+    regression("ridge",
+               linear_model::Ridge<double>({.alpha = 0.5}).fit(diabetes.X_train, diabetes.y_train));
+    regression("lasso",
+               linear_model::Lasso<double>({.alpha = 0.1}).fit(diabetes.X_train, diabetes.y_train));
+    regression("elastic_net", linear_model::ElasticNet<double>({.alpha = 0.01, .l1_ratio = 0.5})
+                                  .fit(diabetes.X_train, diabetes.y_train));
+    regression("sgd_regressor", linear_model::SGDRegressor<double>({.random_state = 1})
+                                    .fit(diabetes.X_train, diabetes.y_train));
+
+    classifier("logistic_regression",
+               linear_model::LogisticRegression<double>({.max_iter = 1000})
+                   .fit(iris.X_train, iris.y_train),
+               iris_f, iris_x);
+    {
+      // Binary, with labels that are not 0..k-1: class 2 against the rest as 7 / -3.
+      Labels y2 =
+          iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 2 ? 7 : -3; });
+      linear_model::LogisticRegression<double> lr;
+      lr.fit(iris.X_train, y2);
+      classifier("logistic_regression_binary", lr, iris_f, iris_x);
+      linear_model::SGDClassifier<double> hinge2({.random_state = 2});
+      hinge2.fit(iris.X_train, y2);
+      Matrix<double> s = as_double(hinge2.decision_function(iris_x));
+      Matrix<double> two(s.rows(), 2);
+      two.col(0) = -s.col(0);
+      two.col(1) = s.col(0);
+      out.push_back(make_case("sgd_classifier_hinge_binary", hinge2, iris_f,
+                              {{"label", column(hinge2.predict(iris_x))}, {"scores", two}}));
+    }
+    classifier("sgd_classifier_log_loss",
+               linear_model::SGDClassifier<double>({.loss = "log_loss", .random_state = 3})
+                   .fit(iris.X_train, iris.y_train),
+               iris_f, iris_x);
+    {
+      linear_model::SGDClassifier<double> hinge({.random_state = 4});
+      hinge.fit(iris.X_train, iris.y_train);
+      out.push_back(make_case("sgd_classifier_hinge", hinge, iris_f,
+                              {{"label", column(hinge.predict(iris_x))},
+                               {"scores", as_double(hinge.decision_function(iris_x))}}));
+    }
+    classifier("gaussian_nb", naive_bayes::GaussianNB<double>().fit(iris.X_train, iris.y_train),
+               iris_f, iris_x);
+
+    transformer("standard_scaler", preprocessing::StandardScaler<double>().fit(iris.X_train));
+    transformer("standard_scaler_no_mean",
+                preprocessing::StandardScaler<double>({.with_mean = false}).fit(iris.X_train));
+    transformer("min_max_scaler", preprocessing::MinMaxScaler<double>().fit(iris.X_train));
+    {
+      // clip: a test row outside the training range is clipped to feature_range.
+      preprocessing::MinMaxScaler<double> clip({.feature_range = {-1, 2}, .clip = true});
+      clip.fit(iris.X_train.topRows(20));
+      transformer("min_max_scaler_clip", clip);
+    }
+    transformer("max_abs_scaler", preprocessing::MaxAbsScaler<double>().fit(iris.X_train));
+    transformer("pca", decomposition::PCA<double>({.n_components = 3}).fit(iris.X_train));
+    transformer("pca_whiten",
+                decomposition::PCA<double>({.n_components = 2, .whiten = true}).fit(iris.X_train));
+    {
+      cluster::KMeans<double> km({.n_clusters = 3, .random_state = 0});
+      km.fit(iris.X_train);
+      out.push_back(make_case(
+          "kmeans", km, iris_f,
+          {{"label", column(km.predict(iris_x))}, {"scores", as_double(km.transform(iris_x))}}));
+    }
+    {
+      auto pipe = pipeline::make_pipeline(preprocessing::StandardScaler<double>(),
+                                          decomposition::PCA<double>({.n_components = 3}),
+                                          linear_model::LogisticRegression<double>());
+      pipe.fit(iris.X_train, iris.y_train);
+      classifier("pipeline_scaler_pca_logistic", pipe, iris_f, iris_x);
+    }
+    {
+      auto pipe = pipeline::make_pipeline(preprocessing::MinMaxScaler<double>(),
+                                          linear_model::Ridge<double>({.alpha = 0.1}));
+      pipe.fit(diabetes.X_train, diabetes.y_train);
+      regression("pipeline_minmax_ridge", pipe);
+    }
+    {
+      auto pipe = pipeline::make_pipeline(preprocessing::StandardScaler<double>(),
+                                          cluster::KMeans<double>({.n_clusters = 3}));
+      pipe.fit(iris.X_train);
+      out.push_back(make_case("pipeline_scaler_kmeans", pipe, iris_f,
+                              {{"label", column(pipe.predict(iris_x))},
+                               {"scores", as_double(pipe.transform(iris_x))}}));
+    }
+    return out;
+  }();
+  return cases;
+}
+
+// ---- onnxruntime through Node ----
+
+fs::path runner_script() {
+  return fs::path(ONELEARN_TEST_DATA_DIR).parent_path() / "onnx" / "run_onnxruntime.js";
+}
+
+/// Where onnxruntime-node is installed: $ONELEARN_ONNXRUNTIME_NODE_PATH (a node_modules
+/// directory), else build-onnxrt/node_modules beside tests/ (what scripts install).
+std::string node_path() {
+  if (const char* env = std::getenv("ONELEARN_ONNXRUNTIME_NODE_PATH"); env != nullptr && *env) {
+    return env;
+  }
+  return (fs::path(ONELEARN_TEST_DATA_DIR).parent_path().parent_path() / "build-onnxrt" /
+          "node_modules")
+      .string();
+}
+
+/// Runs a shell command, returning its exit status and standard output.
+std::pair<int, std::string> run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, out};
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {status, out};
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+std::string node_command() { return "NODE_PATH=" + quoted(node_path()) + " node"; }
+
+/// Empty when node and onnxruntime-node can run, else why not.
+const std::string& onnxruntime_unavailable() {
+  static const std::string reason = []() -> std::string {
+    if (run_command("node --version >/dev/null 2>&1").first != 0) {
+      return "node is not installed (onnxruntime runs through Node)";
+    }
+    const auto [status, version] =
+        run_command(node_command() +
+                    " -e \"process.stdout.write(require('onnxruntime-node/package.json')"
+                    ".version)\" 2>/dev/null");
+    if (status != 0) {
+      return "the npm package onnxruntime-node is not installed under " + node_path() +
+             " (npm install --ignore-scripts onnxruntime-node there, or set "
+             "ONELEARN_ONNXRUNTIME_NODE_PATH)";
+    }
+    return {};
+  }();
+  return reason;
+}
+
+/// Output name -> (values, dims) for one model from the JSON the script prints.
+using RuntimeOutputs =
+    std::map<std::string, std::pair<std::vector<double>, std::vector<std::int64_t>>>;
+
+RuntimeOutputs executor_outputs(const ExportCase& c) {
+  const ox::Graph g = ox::load(c.path);
+  std::vector<float> x(c.X.data(), c.X.data() + c.X.size());
+  const std::vector<ox::Tensor> y = g.run({ox::Tensor({c.X.rows(), c.X.cols()}, std::move(x))});
+  RuntimeOutputs out;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    out[g.outputs()[i].name] = {
+        y[i].to_vector<double>(),
+        std::vector<std::int64_t>(y[i].shape().begin(), y[i].shape().end())};
+  }
+  return out;
+}
+
+void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::string& runtime,
+                   Largest& largest) {
+  CHECK_MESSAGE(got.size() == c.expected.size(), c.name, " (", runtime, "): ", got.size(),
+                " outputs, expected ", c.expected.size());
+  for (const auto& [name, want] : c.expected) {
+    const auto it = got.find(name);
+    if (it == got.end()) {
+      FAIL_CHECK(c.name, " (", runtime, "): no output '", name, "'");
+      continue;
+    }
+    const std::string problem =
+        compare(name, it->second.first, it->second.second, want, largest, c.name);
+    CHECK_MESSAGE(problem.empty(), c.name, " (", runtime, "): ", problem);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
+  const auto& cases = all_cases();
+  CHECK(cases.size() == 23);
+  Largest largest;
+  for (const ExportCase& c : cases) {
+    INFO(c.name);
+    CHECK_NOTHROW(ox::check_model_full(c.proto));
+    // The saved file is the serialised to_proto.
+    const ::onnx::ModelProto saved = ox::read_model_proto(c.path);
+    CHECK(saved.SerializeAsString() == c.proto.SerializeAsString());
+    check_outputs(c, executor_outputs(c), "onelearn executor", largest);
+  }
+  MESSAGE("onelearn executor: largest error ", largest.error, " of the column scale (",
+          largest.where, ")");
+}
+
+TEST_CASE("ONNX export: format, names and metadata") {
+  using namespace onelearn;
+  const auto iris = test::load_split<double, std::int64_t>("iris");
+  linear_model::LogisticRegression<double> lr({.C = 0.5});
+  lr.fit(iris.X_train, iris.y_train);
+  const ::onnx::ModelProto m = ox::to_proto(lr);
+  CHECK(m.ir_version() == 8);
+  REQUIRE(m.opset_import_size() == 2);
+  CHECK(m.opset_import(0).domain().empty());
+  CHECK(m.opset_import(0).version() == 17);
+  CHECK(m.opset_import(1).domain() == "ai.onnx.ml");
+  CHECK(m.opset_import(1).version() == 3);
+  REQUIRE(m.graph().input_size() == 1);
+  const auto& in = m.graph().input(0);
+  CHECK(in.name() == "X");
+  CHECK(in.type().tensor_type().elem_type() == ::onnx::TensorProto::FLOAT);
+  REQUIRE(in.type().tensor_type().shape().dim_size() == 2);
+  CHECK(in.type().tensor_type().shape().dim(0).dim_param() == "N");
+  CHECK(in.type().tensor_type().shape().dim(1).dim_value() == 4);
+  REQUIRE(m.graph().output_size() == 2);
+  CHECK(m.graph().output(0).name() == "label");
+  CHECK(m.graph().output(0).type().tensor_type().elem_type() == ::onnx::TensorProto::INT64);
+  CHECK(m.graph().output(1).name() == "probabilities");
+  CHECK(m.graph().output(1).type().tensor_type().shape().dim(1).dim_value() == 3);
+  REQUIRE(m.graph().node_size() == 1);
+  CHECK(m.graph().node(0).op_type() == "LinearClassifier");
+  std::map<std::string, std::string> meta;
+  for (const auto& p : m.metadata_props()) meta[p.key()] = p.value();
+  CHECK(meta["estimator"] == "LogisticRegression");
+  CHECK(meta["parameters"] ==
+        "penalty=\"l2\", C=0.5, fit_intercept=true, max_iter=100, tol=0.0001");
+  CHECK(meta["onelearn_version"] == "0.1.0");
+  CHECK(m.producer_name() == "onelearn");
+
+  auto pipe = pipeline::make_pipeline(preprocessing::StandardScaler<double>({.with_std = false}),
+                                      linear_model::Ridge<double>({.alpha = 2.0}));
+  pipe.fit(iris.X_train, iris.X_train.col(0).eval());
+  const ::onnx::ModelProto p = ox::to_proto(pipe);
+  meta.clear();
+  for (const auto& e : p.metadata_props()) meta[e.key()] = e.value();
+  CHECK(meta["estimator"] == "Pipeline");
+  CHECK(meta["parameters"] ==
+        "standardscaler__with_mean=true, standardscaler__with_std=false, "
+        "ridge__alpha=2, ridge__fit_intercept=true");
+  REQUIRE(p.graph().node_size() == 2);
+  CHECK(p.graph().node(0).op_type() == "Scaler");
+  CHECK(p.graph().node(1).op_type() == "LinearRegressor");
+  CHECK(p.graph().node(1).input(0) == p.graph().node(0).output(0));  // the steps are chained
+  CHECK(p.graph().node(1).output(0) == "variable");
+}
+
+TEST_CASE("onnxruntime round trip: availability") {
+  // Always runs, so the reason for a skipped comparison is in the output, not only a count.
+  if (onnxruntime_unavailable().empty()) {
+    const auto [status, version] =
+        run_command(node_command() +
+                    " -e \"process.stdout.write(process.version + ' onnxruntime-node ' + "
+                    "require('onnxruntime-node/package.json').version)\"");
+    MESSAGE("onnxruntime available: node ", version);
+    CHECK(status == 0);
+  } else {
+    MESSAGE("SKIPPED onnxruntime round trip: ", onnxruntime_unavailable());
+  }
+}
+
+TEST_CASE("onnxruntime round trip: every exported model's outputs equal onelearn's" *
+          doctest::skip(!onnxruntime_unavailable().empty())) {
+  const auto& cases = all_cases();
+  std::string command = node_command() + " " + quoted(runner_script().string());
+  for (const ExportCase& c : cases) {
+    const fs::path input = work_dir() / (c.name + ".json");
+    std::ofstream(input) << c.json_input;
+    command += " " + quoted(c.path.string()) + " " + quoted(input.string());
+  }
+  const auto [status, text] = run_command(command);
+  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const nlohmann::json all = nlohmann::json::parse(text);
+  REQUIRE(all.size() == cases.size());
+  Largest largest;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    RuntimeOutputs got;
+    for (const auto& [name, value] : all[i].items()) {
+      got[name] = {value["data"].get<std::vector<double>>(),
+                   value["dims"].get<std::vector<std::int64_t>>()};
+    }
+    check_outputs(cases[i], got, "onnxruntime", largest);
+  }
+  MESSAGE("onnxruntime: ", cases.size(), " models compared, largest error ", largest.error,
+          " of the column scale (", largest.where, ")");
+}
+
+TEST_CASE("ONNX export errors: not fitted, not exportable, unwritable path") {
+  using namespace onelearn;
+  CHECK_THROWS_AS(ox::to_proto(linear_model::Ridge<double>()), not_fitted_error);
+  CHECK_THROWS_AS(ox::to_proto(cluster::KMeans<double>()), not_fitted_error);
+  CHECK_THROWS_AS(ox::save(naive_bayes::GaussianNB<double>(), work_dir() / "never.onnx"),
+                  not_fitted_error);
+  CHECK_FALSE(fs::exists(work_dir() / "never.onnx"));
+  // A pipeline whose last step is fitted but an earlier one is not (fitted separately).
+  auto pipe = pipeline::make_pipeline(preprocessing::StandardScaler<double>(),
+                                      linear_model::Ridge<double>());
+  const auto diabetes = test::load_split<double, double>("diabetes");
+  pipe.template step<1>().fit(diabetes.X_train, diabetes.y_train);
+  CHECK_THROWS_WITH_AS(ox::to_proto(pipe), doctest::Contains("standardscaler"), not_fitted_error);
+
+  const auto iris = test::load_split<double, std::int64_t>("iris");
+  linear_model::SGDClassifier<double> huber({.loss = "modified_huber"});
+  huber.fit(iris.X_train, iris.y_train);
+  CHECK_THROWS_WITH_AS(ox::to_proto(huber), doctest::Contains("modified_huber"), invalid_argument);
+
+  linear_model::Ridge<double> ridge;
+  ridge.fit(diabetes.X_train, diabetes.y_train);
+  const fs::path missing = work_dir() / "no_such_dir" / "model.onnx";
+  CHECK_THROWS_AS(ox::save(ridge, missing), io_error);
+  CHECK_FALSE(fs::exists(missing));
+  CHECK_FALSE(fs::exists(missing.parent_path()));
+
+  // The target is a directory: the rename fails after the temporary file was written, and the
+  // temporary file is removed.
+  const fs::path dir = work_dir() / "occupied";
+  fs::create_directories(dir / "model.onnx");
+  CHECK_THROWS_AS(ox::save(ridge, dir / "model.onnx"), io_error);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  CHECK(entries == 1);  // only the directory that was in the way
+  CHECK(fs::is_directory(dir / "model.onnx"));
+
+  // And a save that succeeds replaces an existing file whole.
+  const fs::path ok = work_dir() / "replaced.onnx";
+  std::ofstream(ok) << "old contents";
+  ox::save(ridge, ok);
+  CHECK(ox::read_model_proto(ok).SerializeAsString() == ox::to_proto(ridge).SerializeAsString());
+}
