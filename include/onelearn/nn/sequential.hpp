@@ -53,6 +53,44 @@
  *   training rows are the ones it was written with, runs epochs checkpoint-epoch .. epochs-1
  *   and returns the whole History. The result is bit-identical to an uninterrupted fit.
  *
+ * - `replicated` (default false): see Data-parallel training.
+ *
+ * \par Data-parallel training (Exec = exec::mpi)
+ * \code
+ * nn::Sequential<float, exec::mpi> model{exec::mpi(comm), nn::Input({64}), nn::Dense(128, "relu"),
+ *                                        nn::Dense(10)};
+ * model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+ * model.fit(X_mine, y_mine, {.epochs = 10, .batch_size = 32});   // each rank: its own rows
+ * model.fit(X_all, y_all, {.batch_size = 128, .replicated = true});  // every rank: all rows
+ * \endcode
+ * fit broadcasts rank 0's weights (and layer state) first, so the ranks start equal however
+ * they were built. Every step each rank runs forward and backward on its part of the global
+ * batch; as each layer's backward finishes (the gradient-ready hook), its gradient block is
+ * scaled by the rank's rows / the global batch's rows and its MPI_Iallreduce starts (one bucket
+ * per layer; nn/detail/gradient_sync.hpp), overlapping the backward pass of the layers below;
+ * the optimizer steps once all have completed. Since the losses average over the batch, every
+ * rank then takes the step one process takes on the union of the ranks' batches, and all ranks
+ * hold the same weights. The logged loss and accuracy (and val_loss, val_accuracy, and
+ * evaluate's scores) are over all ranks' rows.
+ * - Per-rank mode (default): each rank passes its own rows (any number, 0 included). Global
+ *   batch b is the concatenation in rank order of every rank's batch b (its rows
+ *   [b * batch_size, (b + 1) * batch_size) when not shuffled). Every rank takes as many steps
+ *   as the rank with the most batches; a rank whose rows have run out joins with an empty batch.
+ *   shuffle permutes each rank's own rows, with a stream derived from (seed, epoch, rank).
+ *   validation_split holds out the last fraction of each rank's rows; validation_data is each
+ *   rank's own part.
+ * - Replicated mode (`.replicated = true`): every rank passes the same full data (and the same
+ *   validation_data); each epoch's order is drawn from the seed as one process draws it, and
+ *   each global batch of batch_size rows is split by rank into consecutive parts (the first
+ *   rows % ranks ranks take one row more, so nothing is dropped; a rank may get none). The
+ *   result equals one process's fit at the same batch_size and seed (up to rounding). The
+ *   held-out rows are split by rank the same way. Only the row counts are checked to agree.
+ * - Not yet: per-rank dropout streams (every rank draws the same masks, as the layers' seeds
+ *   agree), synchronised batch-norm statistics (each rank's moving statistics are its own),
+ *   configurable bucket sizes, and checkpoints written by one rank (save_checkpoint and
+ *   resume_from act on each rank's own file). predict is per rank (each rank's rows). The
+ *   progress bar (verbose) prints on rank 0 only.
+ *
  * \par Targets
  * y may be integer labels (any integer Eigen vector; SparseCategoricalCrossentropy takes labels
  * 0..k-1 for k outputs; other losses see them as numbers) or real values: a vector for one
@@ -85,7 +123,7 @@
  *   (nn/classifier.hpp).
  * - predict and evaluate use the model's buffers: a model is not safe to use from two threads
  *   at once.
- * - Data-parallel training (Exec = exec::mpi) is not implemented yet: fit static_asserts.
+ * - Data-parallel training through the policy type (Exec = exec::mpi), below.
  *
  * Errors: `not_fitted_error` for fit/evaluate before compile and predict/summary before the
  * model is built; `shape_error` for X whose width differs from the model's input, y of another
@@ -96,9 +134,15 @@
  * layer, and layers added after the model was built; `nn::training_error` when the loss
  * becomes NaN or infinite (naming epoch and batch). save_weights/load_weights and checkpoints
  * add the file errors of nn/weights_io.hpp and nn/checkpoint.hpp (io_error, shape_error).
+ * Under exec::mpi every rank raises the same error when any rank's input is bad (checks run in
+ * exec.propagate_errors), ranks whose X differ in width raise shape_error, replicated data of
+ * different row counts raises shape_error, a loss that is not finite on any rank raises
+ * training_error on all (before that step's update), and no training row on any rank raises
+ * invalid_argument.
  */
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
@@ -112,6 +156,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -123,6 +168,7 @@
 #include "onelearn/exec/local.hpp"
 #include "onelearn/nn/callbacks.hpp"
 #include "onelearn/nn/checkpoint.hpp"
+#include "onelearn/nn/detail/gradient_sync.hpp"
 #include "onelearn/nn/detail/random.hpp"
 #include "onelearn/nn/errors.hpp"
 #include "onelearn/nn/layer.hpp"
@@ -175,6 +221,10 @@ struct FitOptions {
   ValidationData validation_data{};
   int verbose = 0;
   std::filesystem::path resume_from{};
+  /// Distributed policies: every rank passes the same full data (and validation data) and fit
+  /// shards it: each global batch of batch_size rows, drawn as one process draws it, is split
+  /// by rank. Ignored by local policies.
+  bool replicated = false;
 };
 
 namespace detail {
@@ -386,9 +436,6 @@ class Sequential {
   template <class Derived, class... Callbacks>
   History fit(const MatrixRef<T>& X, const Eigen::MatrixBase<Derived>& y, const FitOptions& options,
               Callbacks&&... callbacks) {
-    static_assert(!Exec::is_distributed,
-                  "nn::Sequential: data-parallel training is not implemented yet (issue 5); "
-                  "use exec::local");
     static_assert(
         (detail::Callback<std::remove_reference_t<Callbacks>, Sequential> && ...),
         "nn::Sequential::fit: every callback needs at least one of on_train_begin(model), "
@@ -402,9 +449,17 @@ class Sequential {
     });
     std::optional<CheckpointData> resumed;
     if (!options.resume_from.empty()) resumed = load_checkpoint(options.resume_from);
+    if constexpr (Exec::is_distributed) {
+      // Ranks that built their models for different widths would broadcast buffers of
+      // different sizes: check first, on every rank.
+      const std::int64_t width = X.cols();
+      exec_.check_same_shape("the number of features of X (Sequential.fit)",
+                             std::span<const std::int64_t>(&width, 1));
+    }
     exec_.propagate_errors([&] {
       validation::check_same_length(where, "y", X.rows(), y.rows());
-      if (X.rows() == 0) {
+      // Under a distributed policy a rank may hold no rows (checked over all ranks below).
+      if (X.rows() == 0 && !Exec::is_distributed) {
         throw invalid_argument(std::string(where) + ": expected at least one sample, found 0");
       }
       validation::check_finite(where, "X", X);
@@ -415,18 +470,47 @@ class Sequential {
       }
       check_width(where, input_shape_, X.cols());
     });
+    if constexpr (Exec::is_distributed) broadcast_weights();
     const TargetData targets = make_targets(where, y);
 
     const index_t n = X.rows();
     const auto n_train =
         static_cast<index_t>(static_cast<double>(n) * (1.0 - options.validation_split));
-    if (n_train < 1 || (options.validation_split > 0 && n_train == n)) {
+    // Every rank's (training rows, held-out rows): the global batch sizes and step count.
+    std::vector<std::int64_t> rank_rows{n_train, n - n_train};
+    if constexpr (Exec::is_distributed) {
+      rank_rows = exec_.allgatherv(std::span<const std::int64_t>(rank_rows));
+    }
+    const bool replicated = Exec::is_distributed && options.replicated;
+    if (replicated) {
+      // Decided from the gathered counts, so every rank throws or none does.
+      for (std::size_t r = 2; r < rank_rows.size(); r += 2) {
+        if (rank_rows[r] != rank_rows[0] || rank_rows[r + 1] != rank_rows[1]) {
+          throw shape_error(std::string(where) +
+                            " (replicated): expected the same rows on every rank, found " +
+                            std::to_string(rank_rows[0] + rank_rows[1]) + " on rank 0 and " +
+                            std::to_string(rank_rows[r] + rank_rows[r + 1]) + " on rank " +
+                            std::to_string(r / 2));
+        }
+      }
+      rank_rows.resize(2);  // one copy of the data: the batches of one process
+    }
+    std::int64_t n_train_all = 0;
+    std::int64_t n_held_all = 0;
+    for (std::size_t r = 0; r < rank_rows.size(); r += 2) {
+      n_train_all += rank_rows[r];
+      n_held_all += rank_rows[r + 1];
+    }
+    // Decided from the gathered counts, so every rank throws or none does.
+    if (n_train_all < 1 || (options.validation_split > 0 && n_held_all == 0)) {
       throw invalid_argument(std::string(where) +
                              ": expected validation_split to leave at least "
                              "one training and one validation row, found " +
-                             std::to_string(n_train) + " training rows of " + std::to_string(n));
+                             std::to_string(n_train_all) + " training rows of " +
+                             std::to_string(n_train_all + n_held_all) +
+                             (Exec::is_distributed ? " (over all ranks)" : ""));
     }
-    const bool has_split = n_train < n;
+    const bool has_split = n_held_all > 0;
     // validation_data: converted to T once.
     Matrix<T> X_val;
     TargetData val_targets;
@@ -461,7 +545,25 @@ class Sequential {
     }
 
     const index_t batch_size = options.batch_size;
-    const index_t n_batches = (n_train + batch_size - 1) / batch_size;
+    // Under a distributed policy every rank takes the steps of the rank with the most batches;
+    // a rank whose rows have run out contributes an empty batch (zero gradient, zero weight).
+    index_t n_batches = 0;
+    for (std::size_t r = 0; r < rank_rows.size(); r += 2) {
+      n_batches = std::max(n_batches, (rank_rows[r] + batch_size - 1) / batch_size);
+    }
+    // The global batch b's rows: the sum of every rank's share of it.
+    auto global_rows = [&](index_t b) {
+      index_t rows = 0;
+      for (std::size_t r = 0; r < rank_rows.size(); r += 2) {
+        rows += std::clamp<index_t>(rank_rows[r] - b * batch_size, 0, batch_size);
+      }
+      return rows;
+    };
+    if constexpr (Exec::is_distributed) {
+      std::vector<std::vector<std::span<T>>> layer_grads;
+      for (auto& layer : layers_) layer_grads.push_back(layer->gradients());
+      sync_.prepare(&exec_, std::move(layer_grads));
+    }
     fit_params_ = FitParams{.epochs = options.epochs,
                             .initial_epoch = 0,
                             .steps = n_batches,
@@ -486,8 +588,11 @@ class Sequential {
     for (index_t i = 0; i < n_train; ++i) order[static_cast<std::size_t>(i)] = i;
     // verbose 1: Keras's progress bar (first, as Keras's ProgbarLogger); 2: one line an epoch.
     std::optional<ProgressBar> bar;
-    if (options.verbose == 1) bar.emplace(std::cout);
-    if (options.verbose == 2) bar.emplace(std::cout, ProgressBarOptions{.interactive = false});
+    const bool prints = !Exec::is_distributed || exec_.rank() == 0;  // one bar, not one a rank
+    if (options.verbose == 1 && prints) bar.emplace(std::cout);
+    if (options.verbose == 2 && prints) {
+      bar.emplace(std::cout, ProgressBarOptions{.interactive = false});
+    }
     constexpr bool any_batch_hook =
         (detail::has_on_batch_end<std::remove_reference_t<Callbacks>, Sequential> || ...);
 
@@ -498,15 +603,51 @@ class Sequential {
       if (bar) bar->on_epoch_begin(*this, epoch);
       (call_epoch_begin(callbacks, epoch), ...);
       if (options.shuffle) {
-        detail::permutation(
-            detail::derive_seed(options.seed ^ 0x5EEDULL, static_cast<std::uint64_t>(epoch)),
-            std::span<index_t>(order));
+        std::uint64_t epoch_seed =
+            detail::derive_seed(options.seed ^ 0x5EEDULL, static_cast<std::uint64_t>(epoch));
+        // Each rank shuffles its own rows, with a stream of its own; replicated data is
+        // shuffled as one process shuffles it.
+        if constexpr (Exec::is_distributed) {
+          if (!replicated) {
+            epoch_seed =
+                detail::derive_seed(epoch_seed, static_cast<std::uint64_t>(exec_.rank()));
+          }
+        }
+        detail::permutation(epoch_seed, std::span<index_t>(order));
       }
       double loss_sum = 0;
       double correct = 0;
       index_t seen = 0;
       for (index_t b = 0; b < n_batches; ++b) {
         const index_t start = b * batch_size;
+        if constexpr (Exec::is_distributed) {
+          const index_t global_m = global_rows(b);
+          // Replicated: this rank's consecutive share of the global batch; per-rank: its own
+          // batch b (possibly empty).
+          const auto [my_start, my_m] =
+              replicated ? rank_share(start, global_m)
+                         : std::pair<index_t, index_t>{start, std::min(batch_size, n_train - start)};
+          const auto [loss, batch_correct] =
+              distributed_step(X, targets, order, my_start, my_m, global_m, options.shuffle);
+          if (!std::isfinite(loss)) {
+            throw training_error(std::string(where) + ": expected a finite loss, found " +
+                                 std::to_string(loss) + " in epoch " + std::to_string(epoch + 1) +
+                                 "/" + std::to_string(options.epochs) + ", batch " +
+                                 std::to_string(b + 1) + "/" + std::to_string(n_batches) +
+                                 " (over all ranks; the optimisation diverged: lower the "
+                                 "learning rate, clip the gradients or scale the inputs)");
+          }
+          correct += batch_correct;
+          loss_sum += loss * static_cast<double>(global_m);
+          seen += global_m;
+          if (any_batch_hook || bar) {
+            batch_logs.set("loss", loss_sum / static_cast<double>(seen));
+            if (accuracy_) batch_logs.set("accuracy", correct / static_cast<double>(seen));
+            if (bar) bar->on_batch_end(*this, static_cast<int>(b), batch_logs);
+            (call_batch_end(callbacks, static_cast<int>(b), batch_logs), ...);
+          }
+          continue;
+        }
         const index_t m = std::min(batch_size, n_train - start);
         const TensorView<const T> xb =
             gather(X, targets,
@@ -545,10 +686,17 @@ class Sequential {
         epoch_logs.set("accuracy", correct / static_cast<double>(seen));
       }
       if (has_split || has_validation_data) {
-        const auto [val_loss, val_correct] =
-            has_validation_data ? evaluate_rows(X_val, val_targets, 0, X_val.rows())
-                                : evaluate_rows(X, targets, n_train, n);
-        const index_t n_val = has_validation_data ? X_val.rows() : n - n_train;
+        // Replicated held-out rows: each rank evaluates its share of them.
+        auto rows = [&](index_t begin, index_t count) {
+          const auto [b0, m0] = replicated ? rank_share(begin, count)
+                                           : std::pair<index_t, index_t>{begin, count};
+          return std::pair<index_t, index_t>{b0, b0 + m0};
+        };
+        const auto [val_begin, val_end] =
+            has_validation_data ? rows(0, X_val.rows()) : rows(n_train, n - n_train);
+        const auto [val_loss, val_correct, n_val] =
+            has_validation_data ? evaluate_global(X_val, val_targets, val_begin, val_end)
+                                : evaluate_global(X, targets, val_begin, val_end);
         epoch_logs.set("val_loss", val_loss);
         if (accuracy_) {
           epoch_logs.set("val_accuracy", val_correct / static_cast<double>(n_val));
@@ -569,16 +717,22 @@ class Sequential {
   std::map<std::string, double> evaluate(const MatrixRef<T>& X,
                                          const Eigen::MatrixBase<Derived>& y) {
     constexpr std::string_view where = "Sequential.evaluate";
-    check_compiled(where);
-    check_predict_input(where, X);
-    validation::check_same_length(where, "y", X.rows(), y.rows());
-    if (X.rows() == 0) {
-      throw invalid_argument(std::string(where) + ": expected at least one sample, found 0");
-    }
+    exec_.propagate_errors([&] {
+      check_compiled(where);
+      check_predict_input(where, X);
+      validation::check_same_length(where, "y", X.rows(), y.rows());
+      if (X.rows() == 0 && !Exec::is_distributed) {
+        throw invalid_argument(std::string(where) + ": expected at least one sample, found 0");
+      }
+    });
     const TargetData targets = make_targets(where, y);
-    const auto [loss, correct] = evaluate_rows(X, targets, 0, X.rows());
+    const auto [loss, correct, rows] = evaluate_global(X, targets, 0, X.rows());
+    if (rows == 0) {  // only reachable under a distributed policy: no rank held a row
+      throw invalid_argument(std::string(where) +
+                             ": expected at least one sample, found 0 on every rank");
+    }
     std::map<std::string, double> out{{"loss", loss}};
-    if (accuracy_) out["accuracy"] = correct / static_cast<double>(X.rows());
+    if (accuracy_) out["accuracy"] = correct / static_cast<double>(rows);
     return out;
   }
 
@@ -872,21 +1026,106 @@ class Sequential {
   }
 
   /// The backward pass from the loss gradient, calling the gradient-ready hook per layer.
-  void backward() {
+  void backward(T weight = T(1)) {
     TensorView<const T> g = loss_grad_.view();
     for (std::size_t i = layers_.size(); i-- > 0;) {
       g = layers_[i]->backward(g, needs_input_grad_[i]);
-      gradient_ready(i);
+      gradient_ready(i, weight);
     }
   }
 
-  /// Layer i's gradients are final. Data-parallel training starts the non-blocking all-reduce
-  /// of the bucket holding them here, so communication overlaps the backward pass of the layers
+  /// Layer i's gradients are final. Data-parallel training scales them by this rank's share
+  /// of the global batch and starts the non-blocking all-reduce of the bucket holding them
+  /// (nn/detail/gradient_sync.hpp), so communication overlaps the backward pass of the layers
   /// below; exec::local has nothing to do.
-  void gradient_ready(std::size_t /*layer*/) {}
+  void gradient_ready(std::size_t layer, T weight) {
+    if constexpr (Exec::is_distributed) sync_.ready(layer, weight);
+  }
 
   /// Waits for every bucket's all-reduce before the optimizer steps (nothing to wait for here).
-  void wait_for_gradients() {}
+  void wait_for_gradients() {
+    if constexpr (Exec::is_distributed) sync_.wait();
+  }
+
+  /// One data-parallel step: this rank's m rows (order[start, start + m), m may be 0) of the
+  /// global batch of global_m rows. Returns the global batch's loss (with regularisation) and
+  /// number correct, the same on every rank; the optimizer steps only when the loss is finite
+  /// everywhere, so the caller's error is raised on every rank.
+  std::pair<double, double> distributed_step(const MatrixRef<T>& X, const TargetData& targets,
+                                             std::span<const index_t> order, index_t start,
+                                             index_t m, index_t global_m, bool shuffled) {
+    m = std::max<index_t>(m, 0);
+    // Sums over this rank's rows: loss without regularisation, correct predictions.
+    step_stats_ = {0, 0};
+    const T weight = static_cast<T>(static_cast<double>(m) / static_cast<double>(global_m));
+    if (m > 0) {
+      const TensorView<const T> xb = gather(
+          X, targets,
+          order.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(m)), !shuffled);
+      const TensorView<const T> out = forward(xb, true);
+      loss_grad_.reshape(out.shape);
+      const double loss = loss_->compute(out, batch_targets(targets, m), loss_grad_.view());
+      step_stats_[0] = loss * static_cast<double>(m);
+      if (accuracy_) step_stats_[1] = count_correct(out, batch_targets(targets, m));
+      sync_.start_stats(std::span<double>(step_stats_));
+      backward(weight);
+    } else {
+      // No rows left on this rank: it adds nothing to the sums, but joins every reduction.
+      sync_.start_stats(std::span<double>(step_stats_));
+      for (std::size_t i = layers_.size(); i-- > 0;) {
+        for (const auto& g : layers_[i]->gradients()) std::fill(g.begin(), g.end(), T(0));
+        gradient_ready(i, T(1));
+      }
+    }
+    wait_for_gradients();
+    const double loss = step_stats_[0] / static_cast<double>(global_m) + regularization_loss();
+    if (std::isfinite(loss)) optimizer_->step(params_, grads_);
+    return {loss, step_stats_[1]};
+  }
+
+  /// Rank r's part of `count` rows from `begin` split by rank in order: (first row, rows), the
+  /// first count % ranks ranks taking one row more, so no row is dropped.
+  std::pair<index_t, index_t> rank_share(index_t begin, index_t count) const {
+    index_t rank = 0;
+    index_t ranks = 1;
+    if constexpr (Exec::is_distributed) {
+      rank = exec_.rank();
+      ranks = exec_.size();
+    }
+    const index_t base = count / ranks;
+    const index_t extra = count % ranks;
+    return {begin + rank * base + std::min(rank, extra), base + (rank < extra ? 1 : 0)};
+  }
+
+  /// Copies rank 0's parameters and layer state to every rank: the ranks start from the same
+  /// weights even if they were built from different seeds or loaded differently.
+  void broadcast_weights() {
+    for (auto& layer : layers_) {
+      for (const auto& p : layer->parameters()) exec_.broadcast(p, 0);
+      for (const auto& s : layer->state()) exec_.broadcast(s, 0);
+    }
+  }
+
+  /// evaluate_rows over every rank's rows [begin, end): (mean loss with regularisation,
+  /// number correct, rows), the same on every rank. Local policies: this process's rows.
+  std::tuple<double, double, index_t> evaluate_global(const MatrixRef<T>& X,
+                                                      const TargetData& targets, index_t begin,
+                                                      index_t end) {
+    if constexpr (!Exec::is_distributed) {
+      const auto [loss, correct] = evaluate_rows(X, targets, begin, end);
+      return {loss, correct, end - begin};
+    }
+    const double reg = regularization_loss();
+    std::array<double, 3> sums{0, 0, static_cast<double>(end - begin)};
+    if (end > begin) {
+      const auto [loss, correct] = evaluate_rows(X, targets, begin, end);
+      sums[0] = (loss - reg) * sums[2];
+      sums[1] = correct;
+    }
+    exec_.allreduce(std::span<double>(sums), exec::reduce_op::sum);
+    const auto rows = static_cast<index_t>(sums[2]);
+    return {rows > 0 ? sums[0] / sums[2] + reg : 0.0, sums[1], rows};
+  }
 
   [[nodiscard]] double regularization_loss() const {
     double total = 0;
@@ -1066,6 +1305,9 @@ class Sequential {
   Tensor<T> batch_x_, batch_values_, loss_grad_;
   std::vector<std::int64_t> batch_labels_;
   std::vector<index_t> eval_rows_;
+  // Data-parallel training: the gradient buckets' reductions and one step's batch sums.
+  detail::GradientSync<T, Exec> sync_;
+  std::array<double, 2> step_stats_{};
 };
 
 }  // namespace onelearn::nn
