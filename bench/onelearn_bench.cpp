@@ -6,7 +6,8 @@
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
 //   mpirun -np 2 onelearn-bench --policy ucx allreduce    the same on exec::ucx (any workload runs on it)
 //
-// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce. Others are reported
+// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce, and
+// (local only) the networks mlp, cnn, tiny_mlp. Others are reported
 // as not implemented. Settings follow the anchor (shared/anchors/sklearn_bench.py) exactly.
 #include <algorithm>
 #include <array>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,8 +30,14 @@
 #include <onelearn/linear_model/ridge.hpp>
 #include <onelearn/naive_bayes/gaussian_nb.hpp>
 #include <onelearn/neighbors/k_neighbors_classifier.hpp>
+#include <onelearn/nn/layers/conv2d.hpp>
+#include <onelearn/nn/layers/max_pool2d.hpp>
+#include <onelearn/nn/sequential.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #ifdef ONELEARN_BENCH_WITH_MPI
 #include <mpi.h>
 #include <onelearn/exec/mpi.hpp>
@@ -41,6 +49,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using onelearn::index_t;
 
 /// Best wall time of `repeats` runs of `work`, each started together on every rank.
 template <class Exec>
@@ -162,6 +171,76 @@ void bench_knn(const std::string& dir, const Exec& exec, const char* policy) {
   print_line(exec, "knn", policy, seconds, accuracy);
 }
 
+/// The neural-network workloads of BENCH.md, as shared/anchors/torch_bench.py runs them: float32
+/// N(0, 1) features and uniform labels made in-process, Adam lr 1e-3, softmax cross-entropy, no
+/// shuffling; samples per second of the better of two epochs, for the better of 1 and 2 threads
+/// (as the anchor picks for PyTorch). final_loss is the mean training loss of the last epoch
+/// (the anchor prints its last batch's loss: compare them loosely).
+template <class MakeModel>
+void bench_network(const char* name, MakeModel make_model, index_t n, index_t width, index_t classes,
+                   index_t batch) {
+  std::mt19937_64 gen(0);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<std::int64_t> label(0, classes - 1);
+  onelearn::Matrix<float> X(n, width);
+  for (index_t i = 0; i < X.size(); ++i) X.data()[i] = normal(gen);
+  onelearn::Labels y(n);
+  for (index_t i = 0; i < n; ++i) y(i) = label(gen);
+
+  double best = 0, loss = 0;
+#ifdef _OPENMP
+  const int before = omp_get_max_threads();
+  for (const int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+#else
+  {
+#endif
+    onelearn::nn::Sequential<float> model = make_model();
+    model.compile(onelearn::nn::Adam{.learning_rate = 1e-3},
+                  onelearn::nn::SparseCategoricalCrossentropy{.from_logits = true});
+    double run_best = 0, run_loss = 0;  // this thread count's better epoch, and its final loss
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      const auto start = Clock::now();
+      const auto history = model.fit(X, y, {.epochs = 1, .batch_size = batch, .shuffle = false});
+      run_best = std::max(run_best, static_cast<double>(n) / std::chrono::duration<double>(Clock::now() - start).count());
+      run_loss = history.at("loss").back();
+    }
+    if (run_best > best) {
+      best = run_best;
+      loss = run_loss;
+    }
+  }
+#ifdef _OPENMP
+  omp_set_num_threads(before);
+#endif
+  std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "local", "samples_per_second": %.1f, "final_loss": %.4f})" "\n",
+              name, best, loss);
+}
+
+void bench_mlp() {
+  namespace nn = onelearn::nn;
+  bench_network("mlp", [] {
+    return nn::Sequential<float>{nn::Input({784}), nn::Dense(256, "relu"), nn::Dense(256, "relu"), nn::Dense(10)};
+  }, 20'000, 784, 10, 128);
+}
+
+void bench_cnn() {
+  namespace nn = onelearn::nn;
+  bench_network("cnn", [] {
+    return nn::Sequential<float>{nn::Input({1, 28, 28}),
+                                 nn::Conv2D(16, 3, {.padding = 1, .activation = "relu"}), nn::MaxPool2D(2),
+                                 nn::Conv2D(32, 3, {.padding = 1, .activation = "relu"}), nn::MaxPool2D(2),
+                                 nn::Flatten{}, nn::Dense(10)};
+  }, 5'000, 28 * 28, 10, 64);
+}
+
+void bench_tiny_mlp() {
+  namespace nn = onelearn::nn;
+  bench_network("tiny_mlp", [] {
+    return nn::Sequential<float>{nn::Input({16}), nn::Dense(32, "tanh"), nn::Dense(2)};
+  }, 20'000, 16, 2, 32);
+}
+
 #ifdef ONELEARN_BENCH_WITH_MPI
 /// The policy's all-reduce of float sums (exec::mpi or exec::ucx), 1 KiB to 64 MiB; bus bandwidth
 /// as nccl-tests define it. Timed as shared/anchors/allreduce.c times MPI_Allreduce, so the lines
@@ -207,6 +286,12 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_knn(dir, exec, policy);
     } else if (workload == "gnb") {
       bench_gnb(dir, exec, policy);
+    } else if (workload == "mlp" && !Exec::is_distributed) {
+      bench_mlp();
+    } else if (workload == "cnn" && !Exec::is_distributed) {
+      bench_cnn();
+    } else if (workload == "tiny_mlp" && !Exec::is_distributed) {
+      bench_tiny_mlp();
 #ifdef ONELEARN_BENCH_WITH_MPI
     } else if (workload == "allreduce" && Exec::is_distributed) {
       if constexpr (Exec::is_distributed) bench_allreduce(exec, policy);

@@ -11,8 +11,11 @@
 //
 // This uses Eigen 3.4's internal GEMM entry point (general_matrix_matrix_product::run with a
 // level3_blocking), which is the seam where a BLAS (EIGEN_USE_BLAS) or a Thrust/CUDA backend
-// would plug in. When Eigen runs multi-threaded (OpenMP, Eigen::nbThreads() > 1) the product
-// goes through Eigen's own parallel path instead.
+// would plug in. When Eigen runs multi-threaded (OpenMP, Eigen::nbThreads() > 1) a large
+// product goes through Eigen's own parallel path instead; a small one (a convolution's
+// per-sample product, a narrow layer) stays on one thread, where waking a thread team would
+// cost more than the product (measured: the BENCH.md cnn workload ran 50x slower on two
+// threads on a busy two-core machine).
 
 #include <Eigen/Core>
 
@@ -70,7 +73,11 @@ template <class T>
 void gemm_accumulate(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, index_t c_stride) {
   const index_t rows = a.op_rows(), cols = b.op_cols(), depth = a.op_cols();
   if (rows == 0 || cols == 0 || depth == 0) return;
-  if (Eigen::nbThreads() > 1) {
+  // Multiply-adds below which a product is not worth splitting over threads.
+  constexpr double parallel_threshold = 1 << 22;
+  if (Eigen::nbThreads() > 1 &&
+      static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(depth) >=
+          parallel_threshold) {
     // Eigen's parallel GEMM (OpenMP) with its own buffers.
     Eigen::Map<Matrix<T>, 0, Eigen::OuterStride<>> C(c, rows, cols, Eigen::OuterStride<>(c_stride));
     const Eigen::Map<const Matrix<T>> A(a.data, a.rows, a.cols), B(b.data, b.rows, b.cols);
