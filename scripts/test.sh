@@ -31,7 +31,13 @@ if ((sanitize)); then
   [[ -f build-sanitize/CMakeCache.txt ]] ||
     cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DONELEARN_SANITIZE=ON \
       -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF
-  cmake --build build-sanitize -j2 --target onelearn_tests onelearn_mpi_tests
+  # The executables of the tests labelled unit or mpi (those that exist on this machine).
+  targets=(onelearn_tests)
+  available=$(cmake --build build-sanitize --target help)
+  for optional in onelearn_mpi_tests onelearn_onnx_tests; do
+    if [[ "$available" == *"$optional"* ]]; then targets+=("$optional"); fi
+  done
+  cmake --build build-sanitize -j2 --target "${targets[@]}"
   # Only the tests that run onelearn's code; the build and packaging tests ran above.
   ctest --test-dir build-sanitize -j2 --output-on-failure -L '^(unit|mpi)$'
   echo "test.sh: sanitizer pass took $((SECONDS - start)) s"

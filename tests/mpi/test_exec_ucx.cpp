@@ -40,7 +40,11 @@ template <class T>
 bool bitwise_same_on_every_rank(const std::vector<T>& values) {
   std::vector<T> root = values;
   if (!root.empty()) MPI_Bcast(root.data(), static_cast<int>(root.size() * sizeof(T)), MPI_BYTE, 0, MPI_COMM_WORLD);
-  int same = std::memcmp(root.data(), values.data(), values.size() * sizeof(T)) == 0 ? 1 : 0;
+  // memcmp must not see the null data() of empty vectors (undefined, and UBSan says so).
+  int same =
+      values.empty() || std::memcmp(root.data(), values.data(), values.size() * sizeof(T)) == 0
+          ? 1
+          : 0;
   MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return same == 1;
 }

@@ -18,6 +18,7 @@
 #include "onelearn/decomposition/pca.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
+#include "onelearn/neighbors/k_neighbors_classifier.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
@@ -74,7 +75,9 @@ void check_same_bits_on_any_thread_count(Fit&& fit) {
 template <class M>
 std::vector<double> flat(const M& m) {
   std::vector<double> out(static_cast<std::size_t>(m.size()));
-  for (index_t i = 0; i < m.size(); ++i) out[static_cast<std::size_t>(i)] = m.data()[i];
+  for (index_t i = 0; i < m.size(); ++i) {
+    out[static_cast<std::size_t>(i)] = static_cast<double>(m.data()[i]);
+  }
   return out;
 }
 
@@ -118,6 +121,16 @@ TEST_CASE("fits give the same bits on 1, 2 and 3 threads") {
       linear_model::LogisticRegression<double> model({.max_iter = 30});
       std::vector<double> out = flat(model.fit(X / 16.0, digits.y_train).coef());
       out.push_back(static_cast<double>(model.n_iter()));
+      return out;
+    });
+  }
+  SUBCASE("KNeighborsClassifier (chunks of queries)") {
+    check_same_bits_on_any_thread_count([&] {
+      neighbors::KNeighborsClassifier<double> knn({.n_neighbors = 5, .weights = "distance"});
+      knn.fit(X, digits.y_train);
+      std::vector<double> out = flat(knn.predict_proba(digits.X_test));
+      const std::vector<double> labels = flat(knn.predict(digits.X_test));
+      out.insert(out.end(), labels.begin(), labels.end());
       return out;
     });
   }

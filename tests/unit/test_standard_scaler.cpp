@@ -41,6 +41,25 @@ TEST_CASE_TEMPLATE("StandardScaler output has zero mean and unit variance, and i
         10 * test::tolerance<T>());
 }
 
+TEST_CASE("StandardScaler transforms into a caller's buffer as it transforms into a new one") {
+  const auto data = test::load_split<double, double>("diabetes");
+  StandardScaler<double> scaler;
+  scaler.fit(data.X_train);
+  Matrix<double> out = Matrix<double>::Constant(data.X_test.rows(), data.X_test.cols(), -7.0);
+  scaler.transform(data.X_test, out);
+  CHECK(out == scaler.transform(data.X_test));
+  // Standardised by hand from the fitted moments.
+  const Matrix<double> expected =
+      (data.X_test.rowwise() - scaler.mean().transpose()).array().rowwise() /
+      scaler.scale().transpose().array();
+  CHECK(test::max_relative_error(out, expected, 1e-12) < 1e-14);
+
+  Matrix<double> wrong(data.X_test.rows() + 1, data.X_test.cols());
+  CHECK_THROWS_AS(scaler.transform(data.X_test, wrong), shape_error);
+  CHECK_THROWS_WITH_AS(scaler.transform(data.X_test, wrong.leftCols(3)),
+                       doctest::Contains("expected an output of"), shape_error);
+}
+
 TEST_CASE("StandardScaler with_mean and with_std") {
   Matrix<double> X(4, 2);
   X << 1, 10, 2, 10, 3, 10, 4, 10;  // column 1 is constant

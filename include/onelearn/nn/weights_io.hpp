@@ -161,7 +161,7 @@ class ByteReader {
   void values(std::span<T> out) {
     const std::string_view b = take(out.size_bytes());
     if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(out.data(), b.data(), b.size());
+      if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());  // never with a null pointer
     } else {
       using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
       for (std::size_t i = 0; i < out.size(); ++i) {

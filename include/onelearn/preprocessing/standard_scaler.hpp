@@ -45,10 +45,12 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/errors.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/detail/parallel.hpp"
@@ -89,13 +91,26 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
   }
 
   [[nodiscard]] Matrix<T> transform(const MatrixRef<T>& X) const {
+    Matrix<T> out(X.rows(), X.cols());
+    transform(X, out);
+    return out;
+  }
+
+  /// transform into `out` (X's shape) without allocating: for a caller that scales new data of
+  /// the same shape again and again, such as a simulation at each time step.
+  void transform(const MatrixRef<T>& X, Eigen::Ref<Matrix<T>> out) const {
     check_transform_input("StandardScaler.transform", X);
+    if (out.rows() != X.rows() || out.cols() != X.cols()) {
+      throw shape_error("StandardScaler.transform: expected an output of " +
+                        std::to_string(X.rows()) + " x " + std::to_string(X.cols()) +
+                        " (the shape of X), found " + std::to_string(out.rows()) + " x " +
+                        std::to_string(out.cols()));
+    }
     // One fused pass per case, in chunks of rows on threads: the output is written once, never
-    // copied then updated, and its pages are first touched by the threads that fill them (on
-    // large inputs the page faults of a fresh output cost more than the arithmetic).
+    // copied then updated, and the pages of a fresh output are first touched by the threads
+    // that fill them (on large inputs those page faults cost more than the arithmetic).
     const bool centre = this->params_.with_mean;
     const bool divide = this->params_.with_std;
-    Matrix<T> out(X.rows(), X.cols());
     onelearn::detail::for_each_chunk(X.rows(), 4096, [&](index_t, index_t begin, index_t end) {
       const auto rows = X.middleRows(begin, end - begin);
       auto result = out.middleRows(begin, end - begin);
@@ -110,7 +125,6 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
         result = rows;
       }
     });
-    return out;
   }
 
   Matrix<T> fit_transform(const MatrixRef<T>& X) { return fit(X).transform(X); }

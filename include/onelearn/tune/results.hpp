@@ -255,7 +255,7 @@ class Reader {
   }
   void raw(void* p, std::size_t n) {
     check(n);
-    std::memcpy(p, data_ + pos_, n);
+    if (n > 0) std::memcpy(p, data_ + pos_, n);  // never with a null pointer
     pos_ += n;
   }
   const char* data_;

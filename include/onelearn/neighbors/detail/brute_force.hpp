@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "onelearn/core/detail/distances.hpp"
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
@@ -107,9 +108,10 @@ struct Entry {
   }
 };
 
-/// The min(k, local rows) nearest local rows of each query, with exact squared distances.
+/// The min(k, local rows) nearest local rows of each query, with exact squared distances, on
+/// the calling thread.
 template <class T>
-Neighbours local_kbest(const TrainingSet<T>& train, const MatrixRef<T>& Q, index_t k) {
+Neighbours local_kbest_serial(const TrainingSet<T>& train, const MatrixRef<T>& Q, index_t k) {
   const index_t n = train.X.rows();
   const index_t p = Q.cols();
   const index_t nq = Q.rows();
@@ -226,6 +228,32 @@ Neighbours local_kbest(const TrainingSet<T>& train, const MatrixRef<T>& Q, index
       out.targets[at] = e.target;
     }
   }
+  return out;
+}
+
+/// The min(k, local rows) nearest local rows of each query, with exact squared distances.
+/// Chunks of queries run on threads (core/detail/parallel.hpp), each the whole search for its
+/// queries; a query's answer does not depend on the other queries, so the result is the same
+/// on any number of threads.
+template <class T>
+Neighbours local_kbest(const TrainingSet<T>& train, const MatrixRef<T>& Q, index_t k) {
+  const index_t nq = Q.rows();
+  const index_t k_local = std::min(k, train.X.rows());
+  Neighbours out;
+  out.resize(nq, k_local);
+  if (k_local == 0 || nq == 0) return out;
+  // A few chunks, a multiple of query_block each: every chunk centres the training blocks
+  // again, which costs n x p per chunk against the nq x n x p of the products.
+  constexpr index_t max_query_chunks = 8;
+  const index_t grain = onelearn::detail::fixed_chunks(nq, query_block, max_query_chunks);
+  onelearn::detail::for_each_chunk(nq, grain, [&](index_t, index_t begin, index_t end) {
+    const Neighbours part = local_kbest_serial<T>(train, Q.middleRows(begin, end - begin), k);
+    const auto at = static_cast<std::ptrdiff_t>(begin * k_local);
+    std::copy(part.distances.begin(), part.distances.end(), out.distances.begin() + at);
+    std::copy(part.indices.begin(), part.indices.end(), out.indices.begin() + at);
+    std::copy(part.labels.begin(), part.labels.end(), out.labels.begin() + at);
+    std::copy(part.targets.begin(), part.targets.end(), out.targets.begin() + at);
+  });
   return out;
 }
 
