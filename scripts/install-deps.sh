@@ -12,7 +12,11 @@ packages=(
   libopenmpi-dev openmpi-bin libucx-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libthrust-dev libopenblas-dev
+  clang libclang-rt-14-dev  # libFuzzer, for the ONNX loader's fuzz target
 )
+# Node runs onnxruntime (the npm package onnxruntime-node) in the ONNX export tests. A Node
+# that is already installed (NodeSource's nodejs ships npm) is used as it is.
+if ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 
 missing=()
 for pkg in "${packages[@]}"; do

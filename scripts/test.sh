@@ -26,6 +26,24 @@ start=$SECONDS
 ctest --test-dir build -j2 --output-on-failure
 echo "test.sh: tests took $((SECONDS - start)) s"
 
+# The ONNX loader under libFuzzer (clang's), for a minute: its own build tree, since the rest
+# is built with g++. Skipped, saying why, where clang or the ONNX test data is missing.
+start=$SECONDS
+if command -v clang++ >/dev/null; then
+  [[ -f build-fuzz/CMakeCache.txt ]] ||
+    cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DONELEARN_FUZZ=ON \
+      -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF -DONELEARN_BUILD_TOOLS=OFF
+  if [[ "$(cmake --build build-fuzz --target help)" == *onelearn_fuzz_onnx* ]]; then
+    cmake --build build-fuzz -j2 --target onelearn_fuzz_onnx
+    ctest --test-dir build-fuzz --output-on-failure -L '^fuzz$'
+    echo "test.sh: fuzzing took $((SECONDS - start)) s"
+  else
+    echo "test.sh: the fuzz target was not configured (see build-fuzz's cmake output); skipped"
+  fi
+else
+  echo "test.sh: clang++ is not installed, so the ONNX fuzz target is skipped"
+fi
+
 if ((sanitize)); then
   start=$SECONDS
   [[ -f build-sanitize/CMakeCache.txt ]] ||

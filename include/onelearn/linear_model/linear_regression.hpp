@@ -27,6 +27,12 @@
  * - `rank()`: the numerical rank of the centred X; `singular()`: its singular values.
  * - `n_features_in()`: number of features seen in fit.
  *
+ * \par A model from given attributes
+ * `LinearRegression::from_fitted(params, coef, intercept[, exec])` returns a model that predicts
+ * and scores exactly as a fitted one with these attributes: what an imported model
+ * (onnx/to_estimator.hpp) becomes. It has seen no data, so rank() and singular() are a
+ * not_fitted_error; intercept must be 0 when params.fit_intercept is false.
+ *
  * \par Differences from scikit-learn
  * - No `positive` (non-negative least squares), `n_jobs` or `copy_X`.
  *
@@ -66,6 +72,7 @@
 
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
+#include "onelearn/core/errors.hpp"
 #include "onelearn/linear_model/detail/linear_regressor.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -94,13 +101,40 @@ class LinearRegression
   explicit LinearRegression(const Params& params = {}, Exec exec = {})
       : Base(params, std::move(exec)) {}
 
+  /// A fitted model with these attributes (see "A model from given attributes" above).
+  /// invalid_argument for an empty coef, NaN/Inf, or a nonzero intercept without fit_intercept.
+  [[nodiscard]] static LinearRegression from_fitted(const Params& params,
+                                                    const VectorRef<T>& coef, T intercept,
+                                                    Exec exec = {}) {
+    constexpr std::string_view where = "LinearRegression.from_fitted";
+    if (coef.size() == 0) {
+      throw invalid_argument(std::string(where) + ": expected at least one coefficient, found 0");
+    }
+    validation::check_finite(where, "coef", coef);
+    validation::check_finite(where, "intercept", Vector<T>::Constant(1, intercept));
+    if (!params.fit_intercept && intercept != T(0)) {
+      throw invalid_argument(std::string(where) +
+                             ": expected intercept 0 with fit_intercept = false, found " +
+                             std::to_string(intercept));
+    }
+    LinearRegression model(params, std::move(exec));
+    model.coef_ = coef;
+    model.intercept_ = intercept;
+    model.rank_ = -1;  // unknown: no data seen
+    model.fitted_ = true;
+    return model;
+  }
+
   /// Effective rank of the (centred) X, as scikit-learn's rank_.
-  [[nodiscard]] index_t rank() const { return Base::require_fitted("rank", rank_); }
+  [[nodiscard]] index_t rank() const {
+    check_seen_data("LinearRegression.rank");
+    return rank_;
+  }
   /// Singular values of the (centred, weighted) X, largest first, as scikit-learn's singular_.
   /// Computed on demand from the p x p triangle kept by fit, which has the same singular values.
   template <class Self = LinearRegression>  // a template, so only code that calls it compiles the SVD
   [[nodiscard]] Vector<T> singular() const {
-    validation::check_fitted("LinearRegression.singular", this->fitted_);
+    check_seen_data("LinearRegression.singular");
     Vector<T> values = Vector<T>::Zero(this->coef_.size());
     values.head(rank_) = Eigen::JacobiSVD<ColMatrix>(triangle_).singularValues();
     return values;
@@ -108,6 +142,16 @@ class LinearRegression
 
  private:
   using ColMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+
+  /// rank() and singular() need a fit on data: from_fitted leaves rank_ at -1.
+  void check_seen_data(std::string_view where) const {
+    validation::check_fitted(where, this->fitted_);
+    if (rank_ < 0) {
+      throw not_fitted_error(std::string(where) +
+                             ": expected a model fitted on data, found one made by from_fitted "
+                             "(it has no rank or singular values)");
+    }
+  }
 
   LinearRegression& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
                              const std::optional<VectorRef<T>>& weights) {

@@ -65,6 +65,14 @@
  *   convergence; or a failed line search).
  * - `n_features_in()`: number of features seen in fit.
  *
+ * \par A model from given attributes
+ * `LogisticRegression::from_fitted(params, coef, intercept, classes[, exec])` returns a model
+ * that behaves exactly as one fit had left with these attributes (predict, predict_proba,
+ * decision_function, score, classes(), coef()): what an imported model (onnx/to_estimator.hpp)
+ * or one trained elsewhere becomes. classes must be strictly increasing (>= 2 of them), coef
+ * 1 x p for two classes and k x p otherwise, intercept 1 or k entries (all 0 when
+ * params.fit_intercept is false). n_iter() is 0 and converged() true: no optimizer ran.
+ *
  * \par Differences from scikit-learn
  * - Only solver "lbfgs", penalties "l2" and "none"; no class_weight, warm_start, dual,
  *   intercept_scaling, l1_ratio, multi_class="ovr" or n_jobs.
@@ -143,6 +151,55 @@ class LogisticRegression
     if (data.has_sample_weights())
       return fit(data.features(), data.targets(), data.sample_weights());
     return fit(data.features(), data.targets());
+  }
+
+  /// A fitted model with these attributes (see "A model from given attributes" above).
+  /// shape_error for coef or intercept of the wrong shape; invalid_argument for bad params,
+  /// fewer than two or unsorted classes, NaN/Inf, or a nonzero intercept without fit_intercept.
+  [[nodiscard]] static LogisticRegression from_fitted(const Params& params,
+                                                      const MatrixRef<T>& coef,
+                                                      const VectorRef<T>& intercept,
+                                                      const LabelsRef& classes, Exec exec = {}) {
+    constexpr std::string_view where = "LogisticRegression.from_fitted";
+    check_params(where, params);
+    const index_t k = classes.size();
+    if (k < 2) {
+      throw invalid_argument(std::string(where) + ": expected at least 2 classes, found " +
+                             std::to_string(k));
+    }
+    for (index_t c = 1; c < k; ++c) {
+      if (!(classes(c - 1) < classes(c))) {
+        throw invalid_argument(std::string(where) +
+                               ": expected strictly increasing classes (as fit sorts them), "
+                               "found " + std::to_string(classes(c - 1)) + " before " +
+                               std::to_string(classes(c)));
+      }
+    }
+    const index_t rows = k == 2 ? 1 : k;
+    if (coef.rows() != rows || coef.cols() < 1 || intercept.size() != rows) {
+      throw shape_error(std::string(where) + ": expected coef of " + std::to_string(rows) +
+                        " x p (p >= 1) and intercept of " + std::to_string(rows) +
+                        " entries for " + std::to_string(k) + " classes, found coef " +
+                        std::to_string(coef.rows()) + " x " + std::to_string(coef.cols()) +
+                        " and " + std::to_string(intercept.size()) + " intercepts");
+    }
+    validation::check_finite(where, "coef", coef);
+    validation::check_finite(where, "intercept", intercept);
+    if (!params.fit_intercept && !intercept.isZero(0)) {
+      throw invalid_argument(std::string(where) +
+                             ": expected a zero intercept with fit_intercept = false, found a "
+                             "nonzero one");
+    }
+    LogisticRegression model(params, std::move(exec));
+    model.classes_ = classes;
+    model.coef_ = coef;
+    model.intercept_ = intercept;
+    model.coef_d_ = coef.template cast<double>();
+    model.intercept_d_ = intercept.template cast<double>();
+    model.n_iter_ = 0;
+    model.converged_ = true;
+    model.fitted_ = true;
+    return model;
   }
 
   /// x·coefᵀ + intercept: n x 1 for two classes (positive favours classes()[1]), n x k

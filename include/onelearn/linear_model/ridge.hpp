@@ -39,6 +39,11 @@
  * - `intercept()` (T): scikit-learn's intercept_ (0 when fit_intercept is false).
  * - `n_features_in()`: number of features seen in fit.
  *
+ * \par A model from given attributes
+ * `Ridge::from_fitted(params, coef, intercept[, exec])` returns a model that predicts and
+ * scores exactly as a fitted one with these attributes: what an imported model
+ * (onnx/to_estimator.hpp) becomes. intercept must be 0 when params.fit_intercept is false.
+ *
  * \par Differences from scikit-learn
  * - float input: the Gram matrix and the solve are in double (scikit-learn stays in float32),
  *   so float results are closer to the float64 ones.
@@ -54,6 +59,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -61,6 +67,7 @@
 
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
+#include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -89,6 +96,30 @@ class Ridge : public detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exe
   static constexpr std::string_view name = "Ridge";
 
   explicit Ridge(const Params& params = {}, Exec exec = {}) : Base(params, std::move(exec)) {}
+
+  /// A fitted model with these attributes (see "A model from given attributes" above).
+  /// invalid_argument for alpha < 0, an empty coef, NaN/Inf, or a nonzero intercept without
+  /// fit_intercept.
+  [[nodiscard]] static Ridge from_fitted(const Params& params, const VectorRef<T>& coef,
+                                         T intercept, Exec exec = {}) {
+    constexpr std::string_view where = "Ridge.from_fitted";
+    detail::check_at_least(where, "alpha", params.alpha, 0.0);
+    if (coef.size() == 0) {
+      throw invalid_argument(std::string(where) + ": expected at least one coefficient, found 0");
+    }
+    validation::check_finite(where, "coef", coef);
+    validation::check_finite(where, "intercept", Vector<T>::Constant(1, intercept));
+    if (!params.fit_intercept && intercept != T(0)) {
+      throw invalid_argument(std::string(where) +
+                             ": expected intercept 0 with fit_intercept = false, found " +
+                             std::to_string(intercept));
+    }
+    Ridge model(params, std::move(exec));
+    model.coef_ = coef;
+    model.intercept_ = intercept;
+    model.fitted_ = true;
+    return model;
+  }
 
  private:
   Ridge& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,

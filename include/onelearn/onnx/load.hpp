@@ -87,7 +87,9 @@ namespace detail {
 template <tensor_scalar T, class Field>
 Tensor tensor_from_fields(const ::onnx::TensorProto& proto, Shape shape, std::size_t n,
                           const Field& field, const std::string& where) {
-  std::vector<T> values(n);
+  // The sizes are checked before anything is allocated: a corrupt file's dims may claim
+  // terabytes while the file holds a few bytes.
+  std::vector<T> values;
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
     if (raw.size() != n * sizeof(T)) {
@@ -97,6 +99,7 @@ Tensor tensor_from_fields(const ::onnx::TensorProto& proto, Shape shape, std::si
                          std::to_string(n * sizeof(T)));
     }
     // ONNX stores raw_data little-endian, as the hosts onelearn targets are (see core/io.hpp).
+    values.resize(n);
     if (n > 0) std::memcpy(values.data(), raw.data(), raw.size());
   } else {
     if (static_cast<std::size_t>(field.size()) != n) {
@@ -104,6 +107,7 @@ Tensor tensor_from_fields(const ::onnx::TensorProto& proto, Shape shape, std::si
                          " values, the shape " + shape_string(shape) + " needs " +
                          std::to_string(n));
     }
+    values.resize(n);
     for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<T>(field.Get(static_cast<int>(i)));
   }
   return Tensor(std::move(shape), std::move(values));

@@ -31,6 +31,14 @@
  * - `mean()` (Vector<T>, p), `var()` (Vector<T>, p; empty when with_std is false),
  *   `scale()` (Vector<T>, p), `n_samples_seen()`, `n_features_in()`.
  *
+ * \par A scaler from given attributes
+ * `StandardScaler::from_fitted(params, mean, scale[, var[, exec]])` returns a scaler that
+ * transforms and inverse-transforms exactly as a fitted one with these attributes: what an
+ * imported model (onnx/to_estimator.hpp) becomes. mean and scale have p entries, scale > 0 (all
+ * 1 when with_std is false); var defaults to scale² when with_std is true (the variance, except
+ * for constant features, whose scale is 1) and must be empty otherwise. n_samples_seen() is 0:
+ * no data was seen.
+ *
  * \par Differences from scikit-learn
  * - No partial_fit and no sparse input.
  *
@@ -76,6 +84,46 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
 
   explicit StandardScaler(const Params& params = {}, Exec exec = {})
       : WithParams<StandardScaler, Params>(params), exec_(std::move(exec)) {}
+
+  /// A fitted scaler with these attributes (see "A scaler from given attributes" above).
+  /// shape_error for sizes that disagree; invalid_argument for no features, NaN/Inf, a scale
+  /// <= 0, or a scale other than 1 (or a var) with with_std false.
+  [[nodiscard]] static StandardScaler from_fitted(const Params& params, const VectorRef<T>& mean,
+                                                  const VectorRef<T>& scale,
+                                                  const VectorRef<T>& var = Vector<T>(),
+                                                  Exec exec = {}) {
+    constexpr std::string_view where = "StandardScaler.from_fitted";
+    const index_t p = mean.size();
+    if (p == 0) {
+      throw invalid_argument(std::string(where) + ": expected at least one feature, found 0");
+    }
+    const bool with_var = params.with_std && var.size() != 0;
+    if (scale.size() != p || (with_var && var.size() != p)) {
+      throw shape_error(std::string(where) + ": expected mean, scale" +
+                        (with_var ? " and var" : "") + " of the same length, found " +
+                        std::to_string(p) + ", " + std::to_string(scale.size()) +
+                        (with_var ? ", " + std::to_string(var.size()) : std::string()));
+    }
+    validation::check_finite(where, "mean", mean);
+    validation::check_finite(where, "scale", scale);
+    validation::check_finite(where, "var", var);
+    if (!(scale.array() > T(0)).all()) {
+      throw invalid_argument(std::string(where) + ": expected every scale > 0, found " +
+                             std::to_string(scale.minCoeff()));
+    }
+    if (!params.with_std && (!(scale.array() == T(1)).all() || var.size() != 0)) {
+      throw invalid_argument(std::string(where) +
+                             ": expected scale 1 and no var with with_std = false, found others");
+    }
+    StandardScaler model(params, std::move(exec));
+    model.mean_ = mean;
+    model.scale_ = scale;
+    if (params.with_std) model.var_ = with_var ? Vector<T>(var) : Vector<T>(scale.array().square());
+    model.n_samples_seen_ = 0;
+    model.n_features_ = p;
+    model.fitted_ = true;
+    return model;
+  }
 
   StandardScaler& fit(const MatrixRef<T>& X) { return fit_impl(X, std::nullopt); }
 

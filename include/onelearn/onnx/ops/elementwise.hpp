@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -32,22 +34,36 @@ std::vector<Tensor> same_type_binary(const NodeContext& ctx, F f) {
   })};
 }
 
+/// `op(x, y)`; for integers in two's complement arithmetic that wraps around on overflow, as
+/// numpy's and onnxruntime's int64 arithmetic does (a signed overflow in C++ is undefined).
+template <class T, class Op>
+T wrapping(T x, T y, Op op) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(op(static_cast<U>(x), static_cast<U>(y)));
+  } else {
+    return op(x, y);
+  }
+}
+
 }  // namespace detail
 
 inline std::vector<Tensor> add(const NodeContext& ctx) {
-  return detail::same_type_binary(ctx, [](auto x, auto y) { return x + y; });
+  return detail::same_type_binary(ctx, [](auto x, auto y) { return detail::wrapping(x, y, std::plus<>{}); });
 }
 inline std::vector<Tensor> sub(const NodeContext& ctx) {
-  return detail::same_type_binary(ctx, [](auto x, auto y) { return x - y; });
+  return detail::same_type_binary(ctx, [](auto x, auto y) { return detail::wrapping(x, y, std::minus<>{}); });
 }
 inline std::vector<Tensor> mul(const NodeContext& ctx) {
-  return detail::same_type_binary(ctx, [](auto x, auto y) { return x * y; });
+  return detail::same_type_binary(ctx, [](auto x, auto y) { return detail::wrapping(x, y, std::multiplies<>{}); });
 }
 inline std::vector<Tensor> div(const NodeContext& ctx) {
   return detail::same_type_binary(ctx, [&](auto x, auto y) {
     using T = decltype(x);
     if constexpr (std::is_integral_v<T>) {
       if (y == 0) ctx.fail("integer division by zero");
+      // The one quotient that overflows wraps around, as in numpy.
+      if (y == -1) return detail::wrapping(T(0), x, std::minus<>{});
     }
     return static_cast<T>(x / y);
   });
@@ -62,12 +78,20 @@ inline std::vector<Tensor> pow(const NodeContext& ctx) {
     using T = typename decltype(va)::value_type;
     return visit_numeric(b, [&](auto vb) {
       using E = typename decltype(vb)::value_type;
-      return Tensor(out, broadcast_apply<T>(out, a.shape(), va, b.shape(), vb, [](T x, E y) {
+      return Tensor(out, broadcast_apply<T>(out, a.shape(), va, b.shape(), vb, [&](T x, E y) {
                       if constexpr (std::is_same_v<T, float> && std::is_same_v<E, float>) {
                         return std::pow(x, y);  // in float, as numpy computes float32 ** float32
                       } else {
-                        return static_cast<T>(
-                            std::pow(static_cast<double>(x), static_cast<double>(y)));
+                        const double r = std::pow(static_cast<double>(x), static_cast<double>(y));
+                        // An integer base keeps its type (ONNX's rule, truncating); a result
+                        // outside int64 (0 ** -1 is inf) has no value to convert to.
+                        if constexpr (std::is_integral_v<T>) {
+                          if (!(r >= -0x1p63 && r < 0x1p63)) {
+                            ctx.fail("integer result " + std::to_string(r) +
+                                     " is out of the int64 range");
+                          }
+                        }
+                        return static_cast<T>(r);
                       }
                     }));
     });
@@ -121,6 +145,8 @@ inline std::vector<Tensor> clip(const NodeContext& ctx) {
     T lo = std::numeric_limits<T>::lowest();
     T hi = std::numeric_limits<T>::max();
     if (ctx.opset() < 11) {
+      // Clip-1 and Clip-6 take float tensors only (their bounds are float attributes).
+      if constexpr (std::is_integral_v<T>) ctx.fail("before opset 11, Clip takes float tensors only");
       lo = static_cast<T>(ctx.get_float("min", static_cast<float>(lo)));
       hi = static_cast<T>(ctx.get_float("max", static_cast<float>(hi)));
     } else {

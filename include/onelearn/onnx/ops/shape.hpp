@@ -77,8 +77,8 @@ inline std::vector<Tensor> reshape(const NodeContext& ctx) {
       infer = i;
     } else if (target[i] < 0) {
       ctx.fail_shape("negative dimension " + std::to_string(target[i]) + " in the target shape");
-    } else {
-      known *= target[i];
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      ctx.fail_shape("the target shape " + shape_string(target) + " has too many elements");
     }
   }
   const auto total = static_cast<std::int64_t>(x.size());

@@ -1,0 +1,847 @@
+#pragma once
+/**
+ * \code
+ * #include <onelearn/onnx/to_estimator.hpp>
+ * namespace lm = onelearn::linear_model;
+ * namespace pp = onelearn::preprocessing;
+ *
+ * ::onnx::ModelProto proto = onelearn::onnx::read_model_proto("logreg.onnx");  // skl2onnx's
+ * auto clf = onelearn::onnx::to_estimator<lm::LogisticRegression<double>>(proto);
+ * onelearn::Matrix<double> proba = clf.predict_proba(X);   // as scikit-learn's predict_proba
+ *
+ * auto scaler = onelearn::onnx::to_estimator<pp::StandardScaler<float>>("scaler.onnx");
+ * auto pipe = onelearn::onnx::to_estimator<
+ *     onelearn::pipeline::Pipeline<pp::StandardScaler<double>, lm::LogisticRegression<double>>>(
+ *     "pipe.onnx");
+ * \endcode
+ *
+ * onnx::to_estimator<E>(model): the fitted onelearn estimator E that an ONNX-ML model
+ * (a ModelProto, a file, or an onnx::Graph) describes, as scikit-learn's converters (skl2onnx)
+ * and onelearn's exporter (onnx/export.hpp) write them. The result is an ordinary fitted
+ * estimator (made with E::from_fitted): predict, predict_proba, transform, score, refit.
+ *
+ * \par Which graphs
+ * One chain from the single graph input through the model nodes (ai.onnx.ml), each reading the
+ * previous one's first output, possibly through Identity or Cast (to float32/float64) nodes:
+ * - `linear_model::LinearRegression<T>`, `Ridge<T>`: one LinearRegressor, targets = 1,
+ *   post_transform NONE; coef = coefficients, intercept = intercepts[0] (0 when absent).
+ * - `linear_model::LogisticRegression<T>`: one LinearClassifier with classlabels_ints, k >= 2:
+ *   - k > 2: k coefficient rows, post_transform SOFTMAX (the multinomial model);
+ *   - k = 2, one row: post_transform LOGISTIC (ONNX-ML's binary case);
+ *   - k = 2, two rows: LOGISTIC with rows (-w, w) and intercepts (-b, b), as skl2onnx and
+ *     onelearn write a binary LogisticRegression (coef = w), or SOFTMAX of any two rows
+ *     (coef = w1 - w0, which gives the same probabilities).
+ *   Labels in any order (rows are reordered to the sorted classes() that fit would give). The
+ *   multi_class attribute is ignored (skl2onnx writes 1 for multinomial, onelearn 0; runtimes
+ *   do not read it).
+ * - `preprocessing::StandardScaler<T>`: one Scaler; mean = offset, scale = 1 / scale (in
+ *   double); with_mean is set when some offset is nonzero, with_std when some scale is not 1
+ *   (the transform is the same either way); a single offset or scale value applies to every
+ *   feature (the number of features then comes from the other attribute or the graph input).
+ * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
+ *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
+ * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
+ * (the label to int64, scores to float32/float64), and for a classifier the Normalizer (norm
+ * L1: its probabilities already sum to 1) and ZipMap (classlabels_int64s equal to the
+ * classifier's labels) that skl2onnx appends.
+ *
+ * Parameters: a model exported by onelearn carries its parameters in metadata_props
+ * ("estimator", "parameters"); when "estimator" names E (or "Pipeline" for a pipeline), they are
+ * restored (numbers as printed there: 6 significant digits); a value that does not parse or set
+ * is left at its default. Otherwise E's default Params, with fit_intercept true.
+ *
+ * \par Differences from scikit-learn
+ * - (No scikit-learn counterpart: skl2onnx converts one way.) Attributes that the file does not
+ *   carry are not restored: LinearRegression's rank() and singular() (a not_fitted_error),
+ *   LogisticRegression's n_iter() (0; converged() is true), StandardScaler's var() (scale²)
+ *   and n_samples_seen() (0).
+ * - The coefficients of an ONNX-ML file are float32: an exported double model comes back with
+ *   its attributes rounded to float32.
+ *
+ * Errors (onnx/errors.hpp), each naming the node, the op and the problem:
+ *   unsupported_error  an operator other than those above (kind op), a model node of another
+ *                      op than E needs (kind op), string class labels (kind data_type), a
+ *                      post_transform, targets count, Normalizer norm or Scaler scale that E
+ *                      cannot express (kind attribute)
+ *   graph_error        not one chain (several graph inputs, branches, a node reading neither
+ *                      the input nor a model output), a wrong number of model nodes, a missing
+ *                      classlabels_ints, an attribute of the wrong type, ZipMap labels that
+ *                      differ from the classifier's, values E rejects (NaN, duplicate labels)
+ *   onelearn::shape_error  coefficient, intercept, offset or scale counts that disagree with
+ *                      each other, with the number of classes, with the graph input's declared
+ *                      width or with the previous step
+ *   format_error, io_error  (from a path) a file that cannot be read or parsed
+ *
+ * Needs ONNX_ML=1 and ONNX_NAMESPACE=onnx and links onnx_proto and protobuf (the target
+ * onelearn::onnx).
+ */
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "onelearn/core/errors.hpp"
+#include "onelearn/core/params.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/onnx/errors.hpp"
+#include "onelearn/onnx/graph.hpp"
+#include "onelearn/onnx/load.hpp"
+#include "onelearn/onnx/ops/common.hpp"
+// standard_scaler.hpp before any other preprocessing header (see onnx/export/preprocessing.hpp).
+#include "onelearn/preprocessing/standard_scaler.hpp"
+// (keep the order)
+#include "onelearn/linear_model/linear_regression.hpp"
+#include "onelearn/linear_model/logistic_regression.hpp"
+#include "onelearn/linear_model/ridge.hpp"
+#include "onelearn/pipeline.hpp"
+
+namespace onelearn::onnx {
+
+namespace detail {
+
+/// The model nodes of a graph in data-flow order and what follows the last one.
+struct ImportChain {
+  std::vector<const ::onnx::NodeProto*> steps;  ///< Scaler / LinearRegressor / LinearClassifier
+  std::int64_t input_features = -1;             ///< the graph input's declared width, or -1
+  /// Nodes reading the last step's outputs, with the index of that output they derive from.
+  std::vector<std::pair<const ::onnx::NodeProto*, int>> trailing;
+  std::map<std::string, std::string> metadata;  ///< metadata_props
+};
+
+inline bool import_is_ml(const ::onnx::NodeProto& n) { return n.domain() == "ai.onnx.ml"; }
+inline bool import_is_default(const ::onnx::NodeProto& n) {
+  return n.domain().empty() || n.domain() == "ai.onnx";
+}
+inline bool import_is_model_node(const ::onnx::NodeProto& n) {
+  return import_is_ml(n) && (n.op_type() == "Scaler" || n.op_type() == "LinearRegressor" ||
+                             n.op_type() == "LinearClassifier");
+}
+/// Identity, Cast, Normalizer, ZipMap: nodes without parameters that the import may skip.
+inline bool import_is_passthrough(const ::onnx::NodeProto& n) {
+  return (import_is_default(n) && (n.op_type() == "Identity" || n.op_type() == "Cast")) ||
+         (import_is_ml(n) && (n.op_type() == "Normalizer" || n.op_type() == "ZipMap"));
+}
+
+/// A NodeContext for reading attributes (no inputs: nothing runs).
+inline NodeContext import_context(const ::onnx::NodeProto& n) { return NodeContext(n, 0, {}); }
+
+inline std::string import_problem(const ::onnx::NodeProto& n, std::string_view target,
+                                  const std::string& problem) {
+  return NodeContext::describe(n) + ": onnx::to_estimator<" + std::string(target) + ">: " + problem;
+}
+
+[[noreturn]] inline void import_fail(const ::onnx::NodeProto& n, std::string_view target,
+                                     const std::string& problem) {
+  throw graph_error(import_problem(n, target, problem));
+}
+[[noreturn]] inline void import_fail_shape(const ::onnx::NodeProto& n, std::string_view target,
+                                           const std::string& problem) {
+  throw shape_error(import_problem(n, target, problem));
+}
+[[noreturn]] inline void import_unsupported(const ::onnx::NodeProto& n, std::string_view target,
+                                            unsupported_kind kind, const std::string& what,
+                                            const std::string& problem) {
+  throw unsupported_error(kind, what, import_problem(n, target, problem));
+}
+
+/// Finds the chain (see the top of this header) or says why the graph is not one.
+inline ImportChain import_chain(const ::onnx::ModelProto& model, std::string_view target) {
+  const auto& g = model.graph();
+  const std::string whole = "onnx: onnx::to_estimator<" + std::string(target) + ">: ";
+  ImportChain chain;
+  for (const auto& kv : model.metadata_props()) chain.metadata[kv.key()] = kv.value();
+
+  // Every node a model node or a parameter-free one.
+  for (const auto& n : g.node()) {
+    if (import_is_model_node(n) || import_is_passthrough(n)) continue;
+    const std::string domain = n.domain().empty() ? std::string("ai.onnx") : n.domain();
+    import_unsupported(n, target, unsupported_kind::op, n.op_type(),
+                       "unsupported operator " + n.op_type() + " (domain " + domain +
+                           "); expected the ai.onnx.ml Scaler, LinearRegressor or "
+                           "LinearClassifier and the parameter-free Identity, Cast, Normalizer, "
+                           "ZipMap");
+  }
+  // The one graph input (the features).
+  std::set<std::string> initializers;
+  for (const auto& init : g.initializer()) initializers.insert(init.name());
+  const ::onnx::ValueInfoProto* input = nullptr;
+  int input_count = 0;
+  for (const auto& in : g.input()) {
+    if (initializers.count(in.name()) != 0) continue;
+    ++input_count;
+    input = &in;
+  }
+  if (input_count != 1) {
+    throw graph_error(whole + "expected one graph input (the features), found " +
+                      std::to_string(input_count));
+  }
+  if (input->type().has_tensor_type() && input->type().tensor_type().has_shape()) {
+    const auto& shape = input->type().tensor_type().shape();
+    if (shape.dim_size() == 2 && shape.dim(1).has_dim_value()) {
+      chain.input_features = shape.dim(1).dim_value();
+    }
+  }
+  // Who produces each value.
+  std::map<std::string, const ::onnx::NodeProto*> producer;
+  for (const auto& n : g.node())
+    for (const auto& out : n.output())
+      if (!out.empty()) producer[out] = &n;
+  // Where a value comes from, following parameter-free nodes back: the graph input (nullptr,
+  // -1), a model node's output k (node, k), or nothing the import understands (nullptr, -2).
+  // `path` collects the nodes passed through.
+  const auto origin =
+      [&](std::string value,
+          std::vector<const ::onnx::NodeProto*>* path) -> std::pair<const ::onnx::NodeProto*, int> {
+    for (int hops = 0; hops <= g.node_size(); ++hops) {
+      if (value == input->name()) return {nullptr, -1};
+      const auto it = producer.find(value);
+      if (it == producer.end()) return {nullptr, -2};
+      const ::onnx::NodeProto& n = *it->second;
+      if (import_is_model_node(n)) {
+        for (int k = 0; k < n.output_size(); ++k)
+          if (n.output(k) == value) return {&n, k};
+      }
+      if (path != nullptr) path->push_back(&n);
+      if (n.input_size() != 1) {
+        import_fail(n, target, "expected one input, found " + std::to_string(n.input_size()));
+      }
+      value = n.input(0);
+    }
+    return {nullptr, -2};  // a cycle
+  };
+  // Each model node reads the graph input or the previous model node's first output, through
+  // Identity or Cast to float only (a Cast to an integer type would change the data).
+  std::set<const ::onnx::NodeProto*> on_path;
+  std::map<const ::onnx::NodeProto*, const ::onnx::NodeProto*> next;  // predecessor -> node
+  const ::onnx::NodeProto* first = nullptr;
+  for (const auto& n : g.node()) {
+    if (!import_is_model_node(n)) continue;
+    if (n.input_size() != 1) {
+      import_fail(n, target, "expected one input, found " + std::to_string(n.input_size()));
+    }
+    std::vector<const ::onnx::NodeProto*> path;
+    const auto [from, k] = origin(n.input(0), &path);
+    for (const ::onnx::NodeProto* p : path) {
+      const bool float_cast = p->op_type() == "Cast" && import_is_default(*p) &&
+                              (import_context(*p).get_int("to", 0) == ::onnx::TensorProto::FLOAT ||
+                               import_context(*p).get_int("to", 0) == ::onnx::TensorProto::DOUBLE);
+      if (!(p->op_type() == "Identity" && import_is_default(*p)) && !float_cast) {
+        import_fail(*p, target,
+                    "between the features and the model nodes only Identity and Cast to "
+                    "float32/float64 are accepted");
+      }
+      on_path.insert(p);
+    }
+    if (k == -2 || (from != nullptr && k != 0)) {
+      import_fail(n, target,
+                  "input '" + n.input(0) +
+                      "' is neither the graph input nor the first output of another "
+                      "model node");
+    }
+    if (from == nullptr) {
+      if (first != nullptr) {
+        import_fail(n, target,
+                    "a second model node reading the graph input (first: '" + first->name() +
+                        "'); expected one chain");
+      }
+      first = &n;
+    } else {
+      if (next.count(from) != 0) {
+        import_fail(
+            n, target,
+            "a second model node reading the output of '" + from->name() + "'; expected one chain");
+      }
+      next[from] = &n;
+    }
+  }
+  if (first == nullptr) {
+    throw graph_error(whole +
+                      "expected an ai.onnx.ml Scaler, LinearRegressor or "
+                      "LinearClassifier node, found none");
+  }
+  for (const ::onnx::NodeProto* n = first; n != nullptr;) {
+    chain.steps.push_back(n);
+    const auto it = next.find(n);
+    n = it == next.end() ? nullptr : it->second;
+  }
+  // (Every model node has one predecessor and each predecessor one successor, so the chain
+  // from `first` reaches all of them unless some form a cycle among themselves.)
+  std::size_t model_nodes = 0;
+  for (const auto& n : g.node()) model_nodes += import_is_model_node(n) ? 1 : 0;
+  if (chain.steps.size() != model_nodes) {
+    throw graph_error(whole + "the model nodes do not form one chain from the graph input");
+  }
+  // The remaining nodes follow the last model node.
+  const ::onnx::NodeProto* last = chain.steps.back();
+  for (const auto& n : g.node()) {
+    if (import_is_model_node(n) || on_path.count(&n) != 0) continue;
+    if (n.input_size() != 1) {
+      import_fail(n, target, "expected one input, found " + std::to_string(n.input_size()));
+    }
+    const auto [from, k] = origin(n.input(0), nullptr);
+    if (from != last) {
+      import_fail(n, target,
+                  "reads '" + n.input(0) + "', which is not an output of the last model node '" +
+                      last->name() + "'; expected one chain");
+    }
+    chain.trailing.emplace_back(&n, k);
+  }
+  return chain;
+}
+
+/// Checks the nodes after the last model node: Identity anywhere; Cast to float32/float64, or
+/// to int64 on a classifier's label; Normalizer (L1) and ZipMap on a classifier's scores only.
+/// Returns the ZipMap nodes, whose labels the classifier checks.
+inline std::vector<const ::onnx::NodeProto*> import_check_trailing(const ImportChain& chain,
+                                                                   std::string_view target,
+                                                                   bool classifier) {
+  std::vector<const ::onnx::NodeProto*> zipmaps;
+  for (const auto& [n, k] : chain.trailing) {
+    const NodeContext ctx = import_context(*n);
+    const std::string& op = n->op_type();
+    if (op == "Identity") continue;
+    if (op == "Cast") {
+      const std::int64_t to = ctx.get_int("to", 0);
+      if (to == ::onnx::TensorProto::FLOAT || to == ::onnx::TensorProto::DOUBLE) continue;
+      if (classifier && k == 0 && to == ::onnx::TensorProto::INT64) continue;
+      import_unsupported(*n, target, unsupported_kind::attribute,
+                         "Cast to " + onnx_type_name(static_cast<std::int32_t>(to)),
+                         "a Cast to " + onnx_type_name(static_cast<std::int32_t>(to)) +
+                             " changes the model's outputs");
+    }
+    if (!classifier || k != 1) {
+      import_unsupported(*n, target, unsupported_kind::op, op,
+                         op + " is accepted only on a classifier's probabilities");
+    }
+    if (op == "Normalizer") {
+      const std::string norm = ctx.get_string("norm", "MAX");
+      if (norm != "L1") {
+        import_unsupported(
+            *n, target, unsupported_kind::attribute, "norm " + norm,
+            "unsupported norm " + norm + " (expected L1, which leaves probabilities unchanged)");
+      }
+    } else {
+      zipmaps.push_back(n);
+    }
+  }
+  return zipmaps;
+}
+
+// ---- parameters from onelearn's metadata ----
+
+inline std::optional<ParamValue> import_parse_param(std::string_view text) {
+  if (text == "true") return ParamValue(true);
+  if (text == "false") return ParamValue(false);
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    return ParamValue(std::string(text.substr(1, text.size() - 2)));
+  }
+  const std::string s(text);
+  if (s.empty()) return std::nullopt;
+  std::size_t used = 0;
+  try {
+    if (s.find_first_of(".eEin") == std::string::npos) {
+      const long long v = std::stoll(s, &used);
+      if (used == s.size()) return ParamValue(static_cast<std::int64_t>(v));
+    }
+    const double d = std::stod(s, &used);
+    if (used == s.size()) return ParamValue(d);
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+/// "C=1, fit_intercept=true" (params::to_string) as name -> text.
+inline std::map<std::string, std::string> import_split_params(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find(", ", begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(begin, end - begin);
+    const std::size_t eq = item.find('=');
+    if (eq != std::string::npos) out[item.substr(0, eq)] = item.substr(eq + 1);
+    begin = end + 2;
+  }
+  return out;
+}
+
+/// Params with the values named `prefix` + name in `values` that parse and set; the rest at
+/// their defaults (the metadata is informative, never a reason to refuse a model).
+template <class P>
+P import_params(const std::map<std::string, std::string>& values, const std::string& prefix) {
+  P p{};
+  for (const std::string_view name : params::names<P>()) {
+    const auto it = values.find(prefix + std::string(name));
+    if (it == values.end()) continue;
+    const std::optional<ParamValue> v = import_parse_param(it->second);
+    if (!v) continue;
+    P trial = p;
+    try {
+      params::set(trial, name, *v);
+      p = trial;
+    } catch (const std::exception&) {
+    }
+  }
+  return p;
+}
+
+/// What a reader needs besides its node.
+struct ImportStep {
+  const ::onnx::NodeProto& node;
+  std::int64_t features;  ///< the width of the node's input, -1 when not declared
+  const ImportChain& chain;
+  bool last;           ///< the last model node: the trailing nodes are its
+  std::string target;  ///< for messages: "LogisticRegression", "Pipeline step 'ridge' (Ridge)"
+  const std::map<std::string, std::string>* params;  ///< metadata parameters, or nullptr
+  std::string prefix;                                ///< of this step's names in `params`
+};
+
+inline void import_expect_op(const ImportStep& s, std::string_view op) {
+  if (import_is_ml(s.node) && s.node.op_type() == op) return;
+  import_unsupported(
+      s.node, s.target, unsupported_kind::op, s.node.op_type(),
+      "expected an ai.onnx.ml " + std::string(op) + " node, found " + s.node.op_type());
+}
+
+template <class P>
+P import_step_params(const ImportStep& s) {
+  return s.params != nullptr ? import_params<P>(*s.params, s.prefix) : P{};
+}
+
+/// E::from_fitted(...), its errors restated as the node's: shape_error stays one, anything
+/// else it rejects (NaN, duplicate labels) is a graph_error.
+template <class F>
+auto import_make(const ImportStep& s, F&& make) {
+  try {
+    return make();
+  } catch (const shape_error& e) {
+    import_fail_shape(s.node, s.target, e.what());
+  } catch (const onelearn::invalid_argument& e) {
+    import_fail(s.node, s.target, e.what());
+  }
+}
+
+/// LinearRegression, Ridge: one LinearRegressor.
+template <class E, class T, class Exec>
+E import_regressor(const ImportStep& s, Exec exec) {
+  import_expect_op(s, "LinearRegressor");
+  if (s.last) (void)import_check_trailing(s.chain, s.target, false);
+  const NodeContext ctx = import_context(s.node);
+  const std::int64_t targets = ctx.get_int("targets", 1);
+  if (targets != 1) {
+    import_unsupported(s.node, s.target, unsupported_kind::attribute,
+                       "targets " + std::to_string(targets),
+                       "targets = " + std::to_string(targets) + ": the estimator has one target");
+  }
+  const std::string post = ctx.get_string("post_transform", "NONE");
+  if (post != "NONE") {
+    import_unsupported(s.node, s.target, unsupported_kind::attribute, "post_transform " + post,
+                       "unsupported post_transform " + post + " (expected NONE)");
+  }
+  const std::vector<float> coef = ctx.get_floats("coefficients");
+  const std::vector<float> intercepts = ctx.get_floats("intercepts");
+  if (coef.empty()) import_fail_shape(s.node, s.target, "attribute 'coefficients' is empty");
+  if (s.features >= 0 && static_cast<std::int64_t>(coef.size()) != s.features) {
+    import_fail_shape(s.node, s.target,
+                      "coefficients has " + std::to_string(coef.size()) +
+                          " values, the input has " + std::to_string(s.features) + " features");
+  }
+  if (intercepts.size() > 1) {
+    import_fail_shape(
+        s.node, s.target,
+        "intercepts has " + std::to_string(intercepts.size()) + " values, expected 1 (one target)");
+  }
+  Vector<T> c(static_cast<index_t>(coef.size()));
+  for (index_t j = 0; j < c.size(); ++j) c(j) = static_cast<T>(coef[static_cast<std::size_t>(j)]);
+  const T b = intercepts.empty() ? T(0) : static_cast<T>(intercepts[0]);
+  auto params = import_step_params<typename E::Params>(s);
+  if (b != T(0)) params.fit_intercept = true;
+  return import_make(s, [&] { return E::from_fitted(params, c, b, std::move(exec)); });
+}
+
+/// LogisticRegression: one LinearClassifier (see the top of this header for the layouts).
+template <class E, class T, class Exec>
+E import_classifier(const ImportStep& s, Exec exec) {
+  import_expect_op(s, "LinearClassifier");
+  const std::vector<const ::onnx::NodeProto*> zipmaps =
+      s.last ? import_check_trailing(s.chain, s.target, true)
+             : std::vector<const ::onnx::NodeProto*>{};
+  const NodeContext ctx = import_context(s.node);
+  if (ctx.has("classlabels_strings")) {
+    import_unsupported(s.node, s.target, unsupported_kind::data_type, "string",
+                       "unsupported data type string (class labels): onelearn's labels are "
+                       "integers (classlabels_ints)");
+  }
+  const std::vector<std::int64_t> labels =
+      ctx.get_ints("classlabels_ints").value_or(std::vector<std::int64_t>{});
+  const auto k = static_cast<index_t>(labels.size());
+  if (k < 2) {
+    import_fail(
+        s.node, s.target,
+        "attribute 'classlabels_ints' must list at least 2 labels, found " + std::to_string(k));
+  }
+  const std::vector<float> coef = ctx.get_floats("coefficients");
+  const std::vector<float> intercepts = ctx.get_floats("intercepts");
+  // Score rows: one per intercept; without intercepts, from the input's width, else k.
+  std::size_t rows = intercepts.size();
+  if (rows == 0) {
+    rows = s.features > 0 ? coef.size() / static_cast<std::size_t>(s.features)
+                          : static_cast<std::size_t>(k);
+  }
+  if (rows == 0 || coef.empty() || coef.size() % rows != 0) {
+    import_fail_shape(s.node, s.target,
+                      "coefficients has " + std::to_string(coef.size()) +
+                          " values, not a whole number of rows for " + std::to_string(rows) +
+                          " score rows (intercepts has " + std::to_string(intercepts.size()) +
+                          " values)");
+  }
+  const auto p = static_cast<index_t>(coef.size() / rows);
+  if (s.features >= 0 && p != s.features) {
+    import_fail_shape(s.node, s.target,
+                      "coefficients has " + std::to_string(coef.size()) +
+                          " values: " + std::to_string(rows) + " rows of " + std::to_string(p) +
+                          ", the input has " + std::to_string(s.features) + " features");
+  }
+  const auto E_rows = static_cast<index_t>(rows);
+  Matrix<double> W(E_rows, p);
+  Vector<double> b = Vector<double>::Zero(E_rows);
+  for (index_t r = 0; r < E_rows; ++r) {
+    for (index_t j = 0; j < p; ++j) W(r, j) = coef[static_cast<std::size_t>(r * p + j)];
+    if (!intercepts.empty()) b(r) = intercepts[static_cast<std::size_t>(r)];
+  }
+  std::vector<std::int64_t> sorted = labels;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    import_fail(s.node, s.target, "attribute 'classlabels_ints' lists a label twice");
+  }
+  const auto index_of = [&](std::int64_t label) {
+    return static_cast<index_t>(std::find(labels.begin(), labels.end(), label) - labels.begin());
+  };
+  const std::string post = ctx.get_string("post_transform", "NONE");
+  const auto refuse_post = [&](const std::string& expected) {
+    import_unsupported(s.node, s.target, unsupported_kind::attribute, "post_transform " + post,
+                       "unsupported post_transform " + post + " with " + std::to_string(E_rows) +
+                           " score rows for " + std::to_string(k) + " classes (expected " +
+                           expected + ")");
+  };
+  Matrix<double> C;
+  Vector<double> c0;
+  if (k > 2) {
+    if (E_rows != k) {
+      import_fail_shape(
+          s.node, s.target,
+          std::to_string(E_rows) + " score rows for " + std::to_string(k) + " class labels");
+    }
+    if (post == "LOGISTIC") {
+      refuse_post(
+          "SOFTMAX: LOGISTIC gives one-vs-rest probabilities, LogisticRegression is "
+          "multinomial");
+    }
+    if (post != "SOFTMAX") refuse_post("SOFTMAX");
+    C.resize(k, p);
+    c0.resize(k);
+    for (index_t c = 0; c < k; ++c) {
+      const index_t from = index_of(sorted[static_cast<std::size_t>(c)]);
+      C.row(c) = W.row(from);
+      c0(c) = b(from);
+    }
+  } else {
+    // Scores favouring the larger label, sorted[1]: the one row of classes()[1].
+    const index_t hi = index_of(sorted[1]);
+    if (E_rows == 1) {
+      if (post != "LOGISTIC") refuse_post("LOGISTIC");
+      // ONNX-ML's binary case: a positive score means labels[1].
+      const double sign = hi == 1 ? 1.0 : -1.0;
+      C = sign * W;
+      c0 = sign * b;
+    } else if (E_rows == 2) {
+      const index_t lo = 1 - hi;
+      if (post == "LOGISTIC") {
+        // sigmoid of (-s, s) is (1 - p, p); two other rows are two independent sigmoids.
+        if (W.row(0) != -W.row(1) || b(0) != -b(1)) {
+          import_unsupported(s.node, s.target, unsupported_kind::attribute,
+                             "post_transform LOGISTIC",
+                             "post_transform LOGISTIC of two score rows that are not (-w, w) "
+                             "with intercepts (-b, b): the probabilities do not sum to 1");
+        }
+        C = W.row(hi);
+        c0 = b.segment(hi, 1);
+      } else if (post == "SOFTMAX") {
+        // softmax(z_lo, z_hi)[hi] = sigmoid(z_hi - z_lo).
+        C = W.row(hi) - W.row(lo);
+        c0 = Vector<double>::Constant(1, b(hi) - b(lo));
+      } else {
+        refuse_post("LOGISTIC or SOFTMAX");
+      }
+    } else {
+      import_fail_shape(
+          s.node, s.target,
+          std::to_string(E_rows) + " score rows for 2 class labels (expected 1 or 2)");
+    }
+  }
+  for (const ::onnx::NodeProto* z : zipmaps) {
+    const NodeContext zc = import_context(*z);
+    if (zc.has("classlabels_strings")) {
+      import_unsupported(*z, s.target, unsupported_kind::data_type, "string",
+                         "unsupported data type string (ZipMap class labels)");
+    }
+    if (zc.get_ints("classlabels_int64s").value_or(std::vector<std::int64_t>{}) != labels) {
+      import_fail(*z, s.target, "classlabels_int64s differ from the classifier's classlabels_ints");
+    }
+  }
+  auto params = import_step_params<typename E::Params>(s);
+  if (!c0.isZero(0)) params.fit_intercept = true;
+  const Labels classes = Eigen::Map<const Labels>(sorted.data(), k);
+  const Matrix<T> coef_t = C.template cast<T>();
+  const Vector<T> intercept_t = c0.template cast<T>();
+  return import_make(
+      s, [&] { return E::from_fitted(params, coef_t, intercept_t, classes, std::move(exec)); });
+}
+
+/// StandardScaler: one Scaler.
+template <class E, class T, class Exec>
+E import_scaler(const ImportStep& s, Exec exec) {
+  import_expect_op(s, "Scaler");
+  if (s.last) (void)import_check_trailing(s.chain, s.target, false);
+  const NodeContext ctx = import_context(s.node);
+  const std::vector<float> offset = ctx.get_floats("offset");
+  const std::vector<float> scale = ctx.get_floats("scale");
+  if (offset.size() > 1 && scale.size() > 1 && offset.size() != scale.size()) {
+    import_fail_shape(s.node, s.target,
+                      "offset has " + std::to_string(offset.size()) + " values, scale " +
+                          std::to_string(scale.size()));
+  }
+  std::int64_t p = static_cast<std::int64_t>(std::max(offset.size(), scale.size()));
+  if (p <= 1) {
+    if (s.features < 0) {
+      import_fail(s.node, s.target,
+                  "offset and scale have at most one value and the input's width is not "
+                  "declared: the number of features is unknown");
+    }
+    p = s.features;
+  }
+  if (s.features >= 0 && p != s.features) {
+    import_fail_shape(s.node, s.target,
+                      "offset/scale have " + std::to_string(p) + " values, the input has " +
+                          std::to_string(s.features) + " features");
+  }
+  const auto value = [](const std::vector<float>& v, std::int64_t j, double fallback) {
+    if (v.empty()) return fallback;
+    return static_cast<double>(v[v.size() == 1 ? 0 : static_cast<std::size_t>(j)]);
+  };
+  Vector<T> mean(p), divisor(p);
+  bool centred = false, scaled = false;
+  for (std::int64_t j = 0; j < p; ++j) {
+    const double o = value(offset, j, 0.0);
+    const double m = value(scale, j, 1.0);
+    if (!std::isfinite(m) || !(m > 0)) {
+      import_unsupported(s.node, s.target, unsupported_kind::attribute, "scale <= 0",
+                         "scale[" + std::to_string(j) + "] = " + std::to_string(m) +
+                             ": a StandardScaler multiplies by 1 / std > 0");
+    }
+    centred = centred || o != 0;
+    scaled = scaled || m != 1;
+    mean(static_cast<index_t>(j)) = static_cast<T>(o);
+    divisor(static_cast<index_t>(j)) = static_cast<T>(1.0 / m);
+  }
+  typename E::Params params{.with_mean = centred, .with_std = scaled};
+  if (s.params != nullptr) {
+    params = import_step_params<typename E::Params>(s);
+    params.with_mean = params.with_mean || centred;
+    params.with_std = params.with_std || scaled;
+  }
+  if (!params.with_std) divisor.setOnes();
+  return import_make(
+      s, [&] { return E::from_fitted(params, mean, divisor, Vector<T>(), std::move(exec)); });
+}
+
+// ---- the estimator types ----
+
+template <class E>
+struct importer {
+  static constexpr bool supported = false;
+};
+
+template <class T, class Exec>
+struct importer<linear_model::LinearRegression<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "LinearRegression";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_regressor<linear_model::LinearRegression<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+template <class T, class Exec>
+struct importer<linear_model::Ridge<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "Ridge";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_regressor<linear_model::Ridge<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+template <class T, class Exec>
+struct importer<linear_model::LogisticRegression<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "LogisticRegression";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_classifier<linear_model::LogisticRegression<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+template <class T, class Exec>
+struct importer<preprocessing::StandardScaler<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "StandardScaler";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_scaler<preprocessing::StandardScaler<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+inline std::string import_ops(const ImportChain& chain) {
+  std::string out;
+  for (const ::onnx::NodeProto* n : chain.steps) out += (out.empty() ? "" : ", ") + n->op_type();
+  return out;
+}
+
+inline const std::map<std::string, std::string>* import_metadata_params(
+    const ImportChain& chain, std::string_view name, std::map<std::string, std::string>& store) {
+  const auto est = chain.metadata.find("estimator");
+  const auto par = chain.metadata.find("parameters");
+  if (est == chain.metadata.end() || par == chain.metadata.end() || est->second != name) {
+    return nullptr;
+  }
+  store = import_split_params(par->second);
+  return &store;
+}
+
+/// A single estimator from a chain of one model node.
+template <class E>
+E import_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type exec) {
+  constexpr std::string_view name = importer<E>::name;
+  const ImportChain chain = import_chain(model, name);
+  if (chain.steps.size() != 1) {
+    throw graph_error("onnx: onnx::to_estimator<" + std::string(name) +
+                      ">: expected one model node, found " + std::to_string(chain.steps.size()) +
+                      " (" + import_ops(chain) +
+                      "); a chain of several converts to a pipeline::Pipeline");
+  }
+  std::map<std::string, std::string> store;
+  const ImportStep step{*chain.steps[0],
+                        chain.input_features,
+                        chain,
+                        true,
+                        std::string(name),
+                        import_metadata_params(chain, name, store),
+                        ""};
+  return importer<E>::read(step, std::move(exec));
+}
+
+template <class S>
+std::int64_t import_output_width(const S& step) {
+  if constexpr (requires {
+                  step.transform(std::declval<const Matrix<typename S::value_type>&>());
+                }) {
+    return static_cast<std::int64_t>(step.n_features_in());
+  } else {
+    return -1;
+  }
+}
+
+template <class... S>
+struct importer<pipeline::Pipeline<S...>> {
+  static constexpr bool supported = (importer<S>::supported && ...);
+  static constexpr std::string_view name = "Pipeline";
+
+  static pipeline::Pipeline<S...> read(const ::onnx::ModelProto& model) {
+    constexpr std::size_t N = sizeof...(S);
+    const ImportChain chain = import_chain(model, name);
+    if (chain.steps.size() != N) {
+      throw graph_error("onnx: onnx::to_estimator<Pipeline>: expected " + std::to_string(N) +
+                        " model nodes (one per step), found " + std::to_string(chain.steps.size()) +
+                        " (" + import_ops(chain) + ")");
+    }
+    const std::array<std::string, N> names =
+        pipeline::detail::default_names<N>({pipeline::detail::type_name<S>()...});
+    std::map<std::string, std::string> store;
+    const auto* params = import_metadata_params(chain, name, store);
+    std::tuple<std::optional<S>...> parts;
+    std::int64_t features = chain.input_features;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            using Step = std::tuple_element_t<I, std::tuple<S...>>;
+            const ImportStep step{
+                *chain.steps[I],
+                features,
+                chain,
+                I + 1 == N,
+                "Pipeline step '" + names[I] + "' (" + std::string(importer<Step>::name) + ")",
+                params,
+                names[I] + "__"};
+            std::get<I>(parts).emplace(
+                importer<Step>::read(step, typename importer<Step>::exec_type{}));
+            features = import_output_width(*std::get<I>(parts));
+          }(),
+          ...);
+    }
+    (std::index_sequence_for<S...>{});
+    return std::apply([](auto&... part) { return pipeline::Pipeline<S...>(std::move(*part)...); },
+                      parts);
+  }
+};
+
+}  // namespace detail
+
+/// An estimator type to_estimator can make: LinearRegression, Ridge, LogisticRegression,
+/// StandardScaler, or a Pipeline of these.
+template <class E>
+concept Importable = detail::importer<E>::supported;
+
+/// The fitted estimator E that `model` describes (see the top of this header).
+template <Importable E>
+E to_estimator(const ::onnx::ModelProto& model) {
+  if constexpr (requires { E::n_steps; }) {
+    return detail::importer<E>::read(model);
+  } else {
+    return detail::import_single<E>(model, typename detail::importer<E>::exec_type{});
+  }
+}
+
+/// The same with an execution policy (exec::mpi{comm}): every rank reads the same file and
+/// holds the same model.
+template <Importable E, class Exec>
+requires(!requires { E::n_steps; }) E to_estimator(const ::onnx::ModelProto& model, Exec exec) {
+  return detail::import_single<E>(model, std::move(exec));
+}
+
+/// From a model onnx::load prepared (only graphs the executor runs: no Normalizer or ZipMap).
+template <Importable E>
+E to_estimator(const Graph& graph) {
+  return to_estimator<E>(graph.proto());
+}
+
+/// From a file: io_error when it cannot be read, format_error when it does not parse.
+template <Importable E>
+E to_estimator(const std::filesystem::path& path) {
+  return to_estimator<E>(read_model_proto(path));
+}
+
+}  // namespace onelearn::onnx

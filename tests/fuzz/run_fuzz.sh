@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs the ONNX loader's fuzz target for a bounded time, as CTest's onnx_fuzz test does.
+#   tests/fuzz/run_fuzz.sh FUZZER SECONDS TESTDATA_DIR WORK_DIR
+# The seed corpus is the ONNX backend test data's models and input tensors (up to 200 KB each:
+# bigger ones slow every mutation down and add no new structure) plus tests/fuzz/regressions/,
+# the inputs that once found a bug. New inputs libFuzzer finds go to WORK_DIR/corpus, so a
+# second run starts from where the first stopped. A crash prints the input (also saved in
+# WORK_DIR) and fails the test.
+set -euo pipefail
+fuzzer=$1 seconds=$2 testdata=$3 work=$4
+here=$(cd "$(dirname "$0")" && pwd)
+seeds=$work/seeds
+mkdir -p "$seeds" "$work/corpus"
+if [[ -z "$(ls -A "$seeds")" ]]; then
+  for dir in "$testdata"/*/test_*; do
+    name=$(basename "$(dirname "$dir")")_$(basename "$dir")
+    for file in "$dir/model.onnx" "$dir/test_data_set_0/input_0.pb"; do
+      if [[ -f "$file" && $(stat -c %s "$file") -lt 200000 ]]; then
+        cp "$file" "$seeds/${name}_$(basename "$file")"
+      fi
+    done
+  done
+fi
+echo "run_fuzz: $(ls "$seeds" | wc -l) seeds from $testdata, $(ls "$here/regressions" | wc -l) regressions, $seconds s"
+cd "$work"
+# -timeout: one input running longer than 10 s is reported as a hang; -rss_limit_mb bounds
+# the memory (the target refuses single allocations above 64 MiB itself).
+exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  corpus "$seeds" "$here/regressions"

@@ -1,0 +1,676 @@
+// ONNX-ML models -> fitted onelearn estimators (onelearn/onnx/to_estimator.hpp), and the
+// from_fitted factories behind it.
+//  1. Round trip: LinearRegression and Ridge (diabetes), LogisticRegression binary (iris
+//     classes 1 and 2) and multinomial (iris, digits), labels not 0..k-1, StandardScaler
+//     (iris, diabetes) and a StandardScaler + LogisticRegression pipeline, fitted here,
+//     exported by onelearn (to_proto / save), read back and converted: classes equal, coef,
+//     intercept, mean, scale within 1e-6 relative, predictions, probabilities, decision
+//     function and transforms within 1e-6 of the largest magnitude of the output (at least 1):
+//     the file holds float32 coefficients, so a double model comes back rounded to float32.
+//     The parameters (from the metadata) come back too.
+//  2. Graphs laid out as skl2onnx writes a scikit-learn LogisticRegression (binary and
+//     multinomial after a StandardScaler, with its Normalizer, Cast and ZipMap), built here with
+//     the protobuf API from scikit-learn 1.2.1's fitted numbers: predict_proba and predict equal
+//     scikit-learn's (1e-5; the file's float32 coefficients are the only difference).
+//  3. Bad graphs: the typed errors, whose messages name the node and the op.
+// Compiled into the ONNX test executable with the other unit_onnx tests (no main here).
+#include <doctest/doctest.h>
+
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "onelearn/onnx/export/linear.hpp"
+#include "onelearn/onnx/export/pipeline.hpp"
+#include "onelearn/onnx/export/preprocessing.hpp"
+#include "onelearn/onnx/to_estimator.hpp"
+#include "support.hpp"
+
+namespace {
+
+namespace ox = onelearn::onnx;
+namespace fs = std::filesystem;
+using onelearn::index_t;
+using onelearn::Labels;
+using onelearn::Matrix;
+using onelearn::Vector;
+using onelearn::linear_model::LinearRegression;
+using onelearn::linear_model::LogisticRegression;
+using onelearn::linear_model::Ridge;
+using onelearn::pipeline::Pipeline;
+using onelearn::preprocessing::StandardScaler;
+
+/// max |a - b| / max(1, max |b|): the error relative to the output's scale (the float32
+/// rounding of a coefficient is relative to a term of a sum, which can exceed the sum).
+template <class A, class B>
+double scaled_error(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b) {
+  REQUIRE(a.rows() == b.rows());
+  REQUIRE(a.cols() == b.cols());
+  const auto ad = a.template cast<double>().array();
+  const auto bd = b.template cast<double>().array();
+  return (ad - bd).abs().maxCoeff() / std::max(1.0, bd.abs().maxCoeff());
+}
+
+/// Export with onelearn, serialise, parse, convert.
+template <class E>
+E round_trip(const E& model) {
+  std::string bytes;
+  REQUIRE(ox::to_proto(model).SerializeToString(&bytes));
+  return ox::to_estimator<E>(ox::parse_model_proto(bytes));
+}
+
+fs::path import_temp_file(const std::string& name) {
+  return fs::temp_directory_path() /
+         ("onelearn_import_" + std::to_string(static_cast<long>(::getpid())) + "_" + name);
+}
+
+Labels relabel(const Labels& y, const std::vector<std::int64_t>& to) {
+  Labels out(y.size());
+  for (index_t i = 0; i < y.size(); ++i) out(i) = to[static_cast<std::size_t>(y(i))];
+  return out;
+}
+
+template <class T>
+void check_same_classifier(const LogisticRegression<T>& imported,
+                           const LogisticRegression<T>& original, const Matrix<T>& X) {
+  REQUIRE(imported.classes().size() == original.classes().size());
+  CHECK((imported.classes().array() == original.classes().array()).all());
+  CHECK(onelearn::test::max_relative_error(imported.coef(), original.coef()) <= 1e-6);
+  CHECK(onelearn::test::max_relative_error(imported.intercept(), original.intercept()) <= 1e-6);
+  CHECK(scaled_error(imported.predict_proba(X), original.predict_proba(X)) <= 1e-6);
+  CHECK(scaled_error(imported.decision_function(X), original.decision_function(X)) <= 1e-6);
+  CHECK((imported.predict(X).array() == original.predict(X).array()).all());
+  CHECK(imported.n_features_in() == original.n_features_in());
+}
+
+// ---- building ONNX-ML graphs by hand, as skl2onnx lays them out ----
+
+void set_floats(::onnx::NodeProto& n, const std::string& name, const std::vector<double>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOATS);
+  for (const double x : v) a->add_floats(static_cast<float>(x));  // skl2onnx stores float32
+}
+void set_ints(::onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (const std::int64_t x : v) a->add_ints(x);
+}
+void set_int(::onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void set_string(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+void set_strings(::onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRINGS);
+  for (const std::string& x : v) a->add_strings(x);
+}
+
+::onnx::NodeProto& add_node(::onnx::ModelProto& m, const std::string& op, const std::string& name,
+                            const std::vector<std::string>& inputs,
+                            const std::vector<std::string>& outputs, bool ml = true) {
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  if (ml) n->set_domain("ai.onnx.ml");
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return *n;
+}
+
+/// A tensor value: dims -1 are left unset, as skl2onnx writes None.
+void tensor_value(::onnx::ValueInfoProto* v, const std::string& name, std::int32_t elem,
+                  const std::vector<std::int64_t>& dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem);
+  auto* shape = t->mutable_shape();
+  for (const std::int64_t d : dims) {
+    auto* dim = shape->add_dim();
+    if (d >= 0) dim->set_dim_value(d);
+  }
+}
+
+/// A model with input "X" (float, N x features; features -1: undeclared) and the opsets
+/// skl2onnx 1.13 writes.
+::onnx::ModelProto skl_model(std::int64_t features) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("skl2onnx");
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(17);
+  o = m.add_opset_import();
+  o->set_domain("ai.onnx.ml");
+  o->set_version(1);
+  m.mutable_graph()->set_name("hand-built");
+  tensor_value(m.mutable_graph()->add_input(), "X", ::onnx::TensorProto::FLOAT, {-1, features});
+  return m;
+}
+
+/// skl2onnx's classifier tail: label -> Cast(int64) -> output_label; probabilities ->
+/// ZipMap -> output_probability (a sequence of maps int64 -> float).
+void skl_classifier_outputs(::onnx::ModelProto& m, const std::string& probabilities,
+                            const std::vector<std::int64_t>& labels) {
+  set_int(add_node(m, "Cast", "Cast", {"label"}, {"output_label"}, false), "to",
+          ::onnx::TensorProto::INT64);
+  set_ints(add_node(m, "ZipMap", "ZipMap", {probabilities}, {"output_probability"}),
+           "classlabels_int64s", labels);
+  tensor_value(m.mutable_graph()->add_output(), "output_label", ::onnx::TensorProto::INT64, {-1});
+  auto* out = m.mutable_graph()->add_output();
+  out->set_name("output_probability");
+  auto* map = out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_map_type();
+  map->set_key_type(::onnx::TensorProto::INT64);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+}
+
+// scikit-learn 1.2.1, fitted on tests/data/iris (X_train, y_train), printed by:
+//   . /work/shared/anchors/skl-env.sh && python3 skl_ref_import.py
+// ---- skl_ref_import.py ----
+// import numpy as np
+// from sklearn.linear_model import LogisticRegression
+// from sklearn.preprocessing import StandardScaler
+// from sklearn.pipeline import make_pipeline
+// X = np.load("tests/data/iris/X_train.npy"); y = np.load("tests/data/iris/y_train.npy")
+// Xt = np.load("tests/data/iris/X_test.npy")[::5]          # X_test rows 0, 5, ..., 35
+// f = lambda a: ", ".join(repr(float(v)) for v in np.ravel(a))
+// # Binary: the iris rows of classes 1 and 2, labelled 5 and 15; unscaled features.
+// sel = y > 0
+// binary = LogisticRegression(max_iter=1000).fit(X[sel], 10 * y[sel] - 5)
+// print("binary classes", binary.classes_, "n_iter", binary.n_iter_)
+// print("binary coef", f(binary.coef_)); print("binary intercept", f(binary.intercept_))
+// print("binary proba", f(binary.predict_proba(Xt))); print("binary predict", binary.predict(Xt))
+// # Multinomial: StandardScaler + LogisticRegression on all of iris, labels -1, 3, 7.
+// labels = np.array([-1, 3, 7])[y]
+// pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, labels)
+// s, m = pipe[0], pipe[1]
+// print("scaler mean", f(s.mean_)); print("scaler 1/scale", f(1 / s.scale_))
+// print("scaler transform", f(s.transform(Xt)))
+// print("multi classes", m.classes_, "n_iter", m.n_iter_)
+// print("multi coef", f(m.coef_)); print("multi intercept", f(m.intercept_))
+// print("multi proba", f(pipe.predict_proba(Xt))); print("multi predict", pipe.predict(Xt))
+// ----
+// (binary n_iter 29, multinomial n_iter 20: both converged.)
+const std::vector<double> skl_binary_coef{-0.11527267752856105, -0.3132239075235227,
+                                          2.4360810585597945, 2.1477307664631797};
+const double skl_binary_intercept = -13.895028119950966;
+const std::vector<double> skl_binary_proba{
+    0.9999895009189002,   1.0499081099848978e-05, 0.842200725055579,  0.15779927494442103,
+    0.012984513081852889, 0.9870154869181471,     0.999985314471787,  1.4685528213074292e-05,
+    0.3153725597050081,   0.6846274402949919,     0.9999940306108914, 5.96938910851791e-06,
+    0.9999881822225279,   1.1817777472059736e-05, 0.776927345884056,  0.22307265411594407};
+const std::vector<std::int64_t> skl_binary_predict{5, 5, 15, 5, 15, 5, 5, 5};
+
+const std::vector<double> skl_scaler_mean{5.86607142857143, 3.0392857142857137, 3.7705357142857134,
+                                          1.2098214285714286};
+const std::vector<double> skl_scaler_inverse_scale{1.1673381805969036, 2.2131102971791696,
+                                                   0.5599608741008355, 1.3146925478851317};
+const std::vector<double> skl_scaler_transform{
+    -0.894264427635844,   0.798300500053916,    -1.271411163248593,  -1.327604706837575,
+    -0.1938615192777012,  -0.5295656782535861,  0.4084714590539135,  0.11855709583606992,
+    0.5065413890804406,   0.5769894703359987,   1.2484127702051668,  1.6961881532982277,
+    -0.894264427635844,   1.4622335892076674,   -1.271411163248593,  -1.0646661972605485,
+    0.039606116841679744, -0.08694361881775181, 0.7444479835144147,  0.7759033697786357,
+    -0.42732915539708216, 1.0196115297718331,   -1.3834033380687598, -1.327604706837575,
+    -0.894264427635844,   1.6835446189255836,   -1.2154150758385094, -1.327604706837575,
+    1.3236781154982733,   0.3556784406180825,   0.5204636338740807,  0.2500263506245829};
+const std::vector<std::int64_t> skl_multi_classes{-1, 3, 7};
+const std::vector<double> skl_multi_coef{
+    -0.9646533297234703, 1.0474291373508573,   -1.7332383758307124,  -1.6578119411526668,
+    0.4142426105523331,  -0.40360358751490344, -0.06386479159730866, -0.7771674447931172,
+    0.5504107191711378,  -0.6438255498359549,  1.7971031674280225,   2.4349793859457853};
+const std::vector<double> skl_multi_intercept{-0.35278477683206705, 1.8022896059949574,
+                                              -1.4495048291628905};
+const std::vector<double> skl_multi_proba{
+    0.9714727658659046,     0.028526169398568234,  1.0647355269755008e-06, 0.027432379985567756,
+    0.8576523531882424,     0.11491526682618981,   4.292718813198151e-05,  0.011540560261758715,
+    0.9884165125501092,     0.9860709343669917,    0.01392803423621074,    1.0313967974791995e-06,
+    0.0048044379373707435,  0.340849838685575,     0.6543457233770543,     0.9674596197039615,
+    0.03253938392963166,    9.963664068291667e-07, 0.991154816345676,      0.008844887449474642,
+    2.9620484925344605e-07, 0.00835453134159831,   0.7931595064935243,     0.1984859621648775};
+const std::vector<std::int64_t> skl_multi_predict{-1, 3, 7, -1, 7, -1, -1, 3};
+
+/// X_test rows 0, 5, ..., 35 of iris.
+template <class T>
+Matrix<T> iris_test_rows() {
+  const auto data = onelearn::test::load_split<T, std::int64_t>("iris");
+  Matrix<T> X(8, 4);
+  for (index_t i = 0; i < 8; ++i) X.row(i) = data.X_test.row(5 * i);
+  return X;
+}
+
+template <class T>
+Matrix<T> as_matrix(const std::vector<double>& v, index_t cols) {
+  Matrix<T> out(static_cast<index_t>(v.size()) / cols, cols);
+  for (index_t i = 0; i < out.size(); ++i)
+    out.data()[i] = static_cast<T>(v[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+Labels as_labels(const std::vector<std::int64_t>& v) {
+  return Eigen::Map<const Labels>(v.data(), static_cast<index_t>(v.size()));
+}
+
+/// skl2onnx's binary LogisticRegression: coefficients (-w, w), intercepts (-b, b), LOGISTIC,
+/// multi_class 0, no Normalizer; label -> Cast, probability_tensor -> ZipMap.
+::onnx::ModelProto skl_binary_logreg() {
+  ::onnx::ModelProto m = skl_model(4);
+  auto& n =
+      add_node(m, "LinearClassifier", "LinearClassifier", {"X"}, {"label", "probability_tensor"});
+  std::vector<double> coef;
+  for (const double w : skl_binary_coef) coef.push_back(-w);
+  coef.insert(coef.end(), skl_binary_coef.begin(), skl_binary_coef.end());
+  set_ints(n, "classlabels_ints", {5, 15});
+  set_floats(n, "coefficients", coef);
+  set_floats(n, "intercepts", {-skl_binary_intercept, skl_binary_intercept});
+  set_int(n, "multi_class", 0);
+  set_string(n, "post_transform", "LOGISTIC");
+  skl_classifier_outputs(m, "probability_tensor", {5, 15});
+  return m;
+}
+
+/// skl2onnx's StandardScaler: Scaler(offset = mean_, scale = 1 / scale_) -> "variable".
+::onnx::NodeProto& skl_scaler_node(::onnx::ModelProto& m) {
+  auto& s = add_node(m, "Scaler", "Scaler", {"X"}, {"variable"});
+  set_floats(s, "offset", skl_scaler_mean);
+  set_floats(s, "scale", skl_scaler_inverse_scale);
+  return s;
+}
+
+/// skl2onnx's StandardScaler + multinomial LogisticRegression: Scaler -> LinearClassifier
+/// (multi_class 1, SOFTMAX) -> Normalizer (L1) -> ZipMap; label -> Cast.
+::onnx::ModelProto skl_scaled_multinomial() {
+  ::onnx::ModelProto m = skl_model(4);
+  skl_scaler_node(m);
+  auto& n = add_node(m, "LinearClassifier", "LinearClassifier", {"variable"},
+                     {"label", "probability_tensor"});
+  set_ints(n, "classlabels_ints", skl_multi_classes);
+  set_floats(n, "coefficients", skl_multi_coef);
+  set_floats(n, "intercepts", skl_multi_intercept);
+  set_int(n, "multi_class", 1);
+  set_string(n, "post_transform", "SOFTMAX");
+  set_string(add_node(m, "Normalizer", "Normalizer", {"probability_tensor"}, {"probabilities"}),
+             "norm", "L1");
+  skl_classifier_outputs(m, "probabilities", skl_multi_classes);
+  return m;
+}
+
+/// The message of the E that f throws (empty, and a failed check, if it throws none).
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL_CHECK("expected an exception of the given type");
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("onnx import: LinearRegression and Ridge round trip (diabetes)", T, float,
+                   double) {
+  const auto data = onelearn::test::load_split<T>("diabetes");
+  LinearRegression<T> ols;
+  ols.fit(data.X_train, data.y_train);
+  const LinearRegression<T> back = round_trip(ols);
+  CHECK(onelearn::test::max_relative_error(back.coef(), ols.coef()) <= 1e-6);
+  CHECK(std::abs(back.intercept() - ols.intercept()) <= 1e-6 * std::abs(ols.intercept()));
+  CHECK(scaled_error(back.predict(data.X_test), ols.predict(data.X_test)) <= 1e-6);
+  CHECK(std::abs(back.score(data.X_test, data.y_test) - ols.score(data.X_test, data.y_test)) <=
+        1e-6);
+  CHECK(back.get_params().fit_intercept);
+  CHECK_THROWS_AS((void)back.rank(), onelearn::not_fitted_error);
+
+  // Through a file and onnx::load's Graph; parameters come back from the metadata.
+  Ridge<T> ridge({.alpha = 0.25, .fit_intercept = true});
+  ridge.fit(data.X_train, data.y_train);
+  const fs::path path = import_temp_file("ridge.onnx");
+  ox::save(ridge, path);
+  const Ridge<T> from_file = ox::to_estimator<Ridge<T>>(path);
+  const Ridge<T> from_graph = ox::to_estimator<Ridge<T>>(ox::load(path));
+  std::error_code ec;
+  fs::remove(path, ec);
+  CHECK(from_file.get_params().alpha == 0.25);
+  CHECK(onelearn::test::max_relative_error(from_file.coef(), ridge.coef()) <= 1e-6);
+  CHECK(scaled_error(from_file.predict(data.X_test), ridge.predict(data.X_test)) <= 1e-6);
+  CHECK((from_graph.coef().array() == from_file.coef().array()).all());
+  // An imported model refits like any other.
+  Ridge<T> refit = from_file;
+  refit.fit(data.X_train, data.y_train);
+  CHECK(onelearn::test::max_relative_error(refit.coef(), ridge.coef()) <= 1e-6);
+}
+
+TEST_CASE_TEMPLATE("onnx import: LogisticRegression round trip, labels not 0..k-1", T, float,
+                   double) {
+  const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+
+  SUBCASE("binary (iris classes 1 and 2 as 40 and -7)") {
+    std::vector<index_t> rows;
+    for (index_t i = 0; i < iris.y_train.size(); ++i)
+      if (iris.y_train(i) > 0) rows.push_back(i);
+    Matrix<T> X(static_cast<index_t>(rows.size()), 4);
+    Labels y(static_cast<index_t>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      X.row(static_cast<index_t>(i)) = iris.X_train.row(rows[i]);
+      y(static_cast<index_t>(i)) = iris.y_train(rows[i]) == 1 ? 40 : -7;
+    }
+    LogisticRegression<T> clf({.C = 0.5, .max_iter = 1000});
+    clf.fit(X, y);
+    REQUIRE(clf.coef().rows() == 1);
+    const LogisticRegression<T> back = round_trip(clf);
+    CHECK(back.get_params().C == 0.5);
+    CHECK(back.get_params().max_iter == 1000);
+    check_same_classifier(back, clf, iris.X_test);
+    CHECK(back.classes()(0) == -7);
+  }
+  SUBCASE("multinomial (iris as 9, -2, 5)") {
+    const Labels y = relabel(iris.y_train, {9, -2, 5});
+    LogisticRegression<T> clf;
+    clf.fit(iris.X_train, y);
+    check_same_classifier(round_trip(clf), clf, iris.X_test);
+  }
+  SUBCASE("multinomial (digits as 3 y - 7)") {
+    const auto digits = onelearn::test::load_split<T, std::int64_t>("digits");
+    const Labels y = (3 * digits.y_train.array() - 7).matrix();
+    LogisticRegression<T> clf;
+    clf.fit(digits.X_train, y);
+    REQUIRE(clf.classes().size() == 10);
+    const LogisticRegression<T> back = round_trip(clf);
+    check_same_classifier(back, clf, digits.X_test);
+    const Labels y_test = (3 * digits.y_test.array() - 7).matrix();
+    CHECK(back.score(digits.X_test, y_test) == clf.score(digits.X_test, y_test));
+  }
+}
+
+TEST_CASE_TEMPLATE("onnx import: StandardScaler and Pipeline round trip", T, float, double) {
+  SUBCASE("StandardScaler (diabetes, iris without mean)") {
+    const auto diabetes = onelearn::test::load_split<T>("diabetes");
+    StandardScaler<T> scaler;
+    scaler.fit(diabetes.X_train);
+    const StandardScaler<T> back = round_trip(scaler);
+    CHECK(onelearn::test::max_relative_error(back.mean(), scaler.mean()) <= 1e-6);
+    CHECK(onelearn::test::max_relative_error(back.scale(), scaler.scale()) <= 1e-6);
+    CHECK(scaled_error(back.transform(diabetes.X_test), scaler.transform(diabetes.X_test)) <= 1e-6);
+    const Matrix<T> Z = scaler.transform(diabetes.X_test);
+    CHECK(scaled_error(back.inverse_transform(Z), scaler.inverse_transform(Z)) <= 1e-6);
+    CHECK(back.get_params().with_mean);
+    CHECK(back.get_params().with_std);
+
+    const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+    StandardScaler<T> no_mean({.with_mean = false});
+    no_mean.fit(iris.X_train);
+    const StandardScaler<T> back2 = round_trip(no_mean);
+    CHECK_FALSE(back2.get_params().with_mean);
+    CHECK(back2.get_params().with_std);
+    CHECK(scaled_error(back2.transform(iris.X_test), no_mean.transform(iris.X_test)) <= 1e-6);
+  }
+  SUBCASE("StandardScaler + LogisticRegression (iris as 100, 200, 300)") {
+    const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+    auto pipe =
+        onelearn::pipeline::make_pipeline(StandardScaler<T>(), LogisticRegression<T>({.C = 2.0}));
+    pipe.fit(iris.X_train, relabel(iris.y_train, {100, 200, 300}));
+    const auto back = round_trip(pipe);
+    CHECK(back.template step<1>().get_params().C == 2.0);
+    CHECK(onelearn::test::max_relative_error(back.template step<0>().mean(),
+                                             pipe.template step<0>().mean()) <= 1e-6);
+    CHECK(scaled_error(back.predict_proba(iris.X_test), pipe.predict_proba(iris.X_test)) <= 1e-6);
+    CHECK((back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+    check_same_classifier(back.template step<1>(), pipe.template step<1>(),
+                          Matrix<T>(pipe.template step<0>().transform(iris.X_test)));
+  }
+}
+
+TEST_CASE_TEMPLATE("onnx import: skl2onnx layouts against scikit-learn 1.2.1", T, float, double) {
+  const Matrix<T> X = iris_test_rows<T>();
+
+  SUBCASE("binary LogisticRegression: rows (-w, w), LOGISTIC, Cast, ZipMap") {
+    const auto clf = ox::to_estimator<LogisticRegression<T>>(skl_binary_logreg());
+    CHECK((clf.classes().array() == as_labels({5, 15}).array()).all());
+    CHECK(onelearn::test::max_relative_error(clf.coef(), as_matrix<double>(skl_binary_coef, 4)) <=
+          1e-7);
+    CHECK(scaled_error(clf.predict_proba(X), as_matrix<double>(skl_binary_proba, 2)) <= 1e-5);
+    CHECK((clf.predict(X).array() == as_labels(skl_binary_predict).array()).all());
+  }
+  SUBCASE("binary with the labels listed in decreasing order and one row") {
+    // The same model as ONNX-ML's one-row binary case with labels (15, 5): a positive score
+    // means labels[1] = 5, so the score is -(w x + b).
+    ::onnx::ModelProto m = skl_model(4);
+    auto& n = add_node(m, "LinearClassifier", "one_row", {"X"}, {"label", "probability_tensor"});
+    std::vector<double> minus_w;
+    for (const double w : skl_binary_coef) minus_w.push_back(-w);
+    set_ints(n, "classlabels_ints", {15, 5});
+    set_floats(n, "coefficients", minus_w);
+    set_floats(n, "intercepts", {-skl_binary_intercept});
+    set_string(n, "post_transform", "LOGISTIC");
+    tensor_value(m.mutable_graph()->add_output(), "label", ::onnx::TensorProto::INT64, {-1});
+    const auto clf = ox::to_estimator<LogisticRegression<T>>(m);
+    CHECK((clf.classes().array() == as_labels({5, 15}).array()).all());
+    CHECK(scaled_error(clf.predict_proba(X), as_matrix<double>(skl_binary_proba, 2)) <= 1e-5);
+    CHECK((clf.predict(X).array() == as_labels(skl_binary_predict).array()).all());
+  }
+  SUBCASE("StandardScaler: Scaler") {
+    ::onnx::ModelProto m = skl_model(4);
+    skl_scaler_node(m);
+    tensor_value(m.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT, {-1, 4});
+    const auto scaler = ox::to_estimator<StandardScaler<T>>(m);
+    CHECK(onelearn::test::max_relative_error(scaler.mean(),
+                                             as_matrix<double>(skl_scaler_mean, 1)) <= 1e-7);
+    CHECK(scaled_error(scaler.transform(X), as_matrix<double>(skl_scaler_transform, 4)) <= 1e-5);
+    // The same graph runs in onelearn's executor (no Normalizer/ZipMap) and converts from it.
+    const auto from_graph = ox::to_estimator<StandardScaler<T>>(ox::Graph(m));
+    CHECK((from_graph.scale().array() == scaler.scale().array()).all());
+  }
+  SUBCASE("StandardScaler + multinomial LogisticRegression: Scaler, SOFTMAX, Normalizer") {
+    const auto pipe = ox::to_estimator<Pipeline<StandardScaler<T>, LogisticRegression<T>>>(
+        skl_scaled_multinomial());
+    CHECK(
+        (pipe.template step<1>().classes().array() == as_labels(skl_multi_classes).array()).all());
+    CHECK(scaled_error(pipe.predict_proba(X), as_matrix<double>(skl_multi_proba, 3)) <= 1e-5);
+    CHECK((pipe.predict(X).array() == as_labels(skl_multi_predict).array()).all());
+  }
+}
+
+TEST_CASE("onnx import: typed errors name the node and the op") {
+  using LR = LogisticRegression<double>;
+
+  SUBCASE("a model node of the wrong op") {
+    ::onnx::ModelProto m = skl_model(4);
+    auto& n = add_node(m, "LinearRegressor", "reg", {"X"}, {"variable"});
+    set_floats(n, "coefficients", {1, 2, 3, 4});
+    const std::string msg =
+        message_of<ox::unsupported_error>([&] { (void)ox::to_estimator<LR>(m); });
+    CHECK(contains(msg, "node 'reg' (LinearRegressor)"));
+    CHECK(contains(msg, "expected an ai.onnx.ml LinearClassifier"));
+    try {
+      (void)ox::to_estimator<LR>(m);
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::op);
+    }
+  }
+  SUBCASE("an operator the import does not know") {
+    ::onnx::ModelProto m = skl_model(4);
+    add_node(m, "TreeEnsembleRegressor", "trees", {"X"}, {"variable"});
+    const std::string msg = message_of<ox::unsupported_error>(
+        [&] { (void)ox::to_estimator<LinearRegression<double>>(m); });
+    CHECK(contains(msg, "node 'trees' (TreeEnsembleRegressor)"));
+    CHECK(contains(msg, "unsupported operator TreeEnsembleRegressor (domain ai.onnx.ml)"));
+  }
+  SUBCASE("string class labels") {
+    ::onnx::ModelProto m = skl_model(4);
+    auto& n = add_node(m, "LinearClassifier", "clf", {"X"}, {"label", "probabilities"});
+    set_strings(n, "classlabels_strings", {"setosa", "versicolor"});
+    set_floats(n, "coefficients", {1, 2, 3, 4});
+    set_floats(n, "intercepts", {0.5});
+    set_string(n, "post_transform", "LOGISTIC");
+    try {
+      (void)ox::to_estimator<LR>(m);
+      FAIL_CHECK("expected an unsupported_error");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::data_type);
+      CHECK(e.detail() == "string");
+      CHECK(contains(e.what(), "node 'clf' (LinearClassifier)"));
+      CHECK(contains(e.what(), "string (class labels)"));
+    }
+  }
+  SUBCASE("coefficient counts that do not fit") {
+    ::onnx::ModelProto m = skl_model(4);
+    auto& n = add_node(m, "LinearClassifier", "clf3", {"X"}, {"label", "probabilities"});
+    set_ints(n, "classlabels_ints", {0, 1, 2});
+    set_floats(n, "coefficients", std::vector<double>(11, 0.5));
+    set_floats(n, "intercepts", {0, 0, 0});
+    set_string(n, "post_transform", "SOFTMAX");
+    std::string msg = message_of<onelearn::shape_error>([&] { (void)ox::to_estimator<LR>(m); });
+    CHECK(contains(msg, "node 'clf3' (LinearClassifier)"));
+    CHECK(contains(msg, "coefficients has 11 values"));
+    // Whole rows, but of 5 features for an input declared 4 wide.
+    n.mutable_attribute(1)->clear_floats();
+    for (int i = 0; i < 15; ++i) n.mutable_attribute(1)->add_floats(0.5f);
+    msg = message_of<onelearn::shape_error>([&] { (void)ox::to_estimator<LR>(m); });
+    CHECK(contains(msg, "node 'clf3' (LinearClassifier)"));
+    CHECK(contains(msg, "3 rows of 5, the input has 4 features"));
+    // Two intercepts (two score rows) for three labels.
+    ::onnx::ModelProto m2 = skl_model(-1);
+    auto& n2 = add_node(m2, "LinearClassifier", "clf2", {"X"}, {"label", "probabilities"});
+    set_ints(n2, "classlabels_ints", {0, 1, 2});
+    set_floats(n2, "coefficients", std::vector<double>(8, 0.5));
+    set_floats(n2, "intercepts", {0, 0});
+    set_string(n2, "post_transform", "SOFTMAX");
+    msg = message_of<onelearn::shape_error>([&] { (void)ox::to_estimator<LR>(m2); });
+    CHECK(contains(msg,
+                   "node 'clf2' (LinearClassifier): onnx::to_estimator<LogisticRegression>: "
+                   "2 score rows for 3 class labels"));
+    // A regressor's coefficients against the declared width.
+    ::onnx::ModelProto m3 = skl_model(4);
+    set_floats(add_node(m3, "LinearRegressor", "reg3", {"X"}, {"variable"}), "coefficients",
+               {1, 2, 3});
+    msg = message_of<onelearn::shape_error>(
+        [&] { (void)ox::to_estimator<LinearRegression<double>>(m3); });
+    CHECK(contains(msg, "node 'reg3' (LinearRegressor)"));
+    CHECK(contains(msg, "coefficients has 3 values, the input has 4 features"));
+  }
+  SUBCASE("what the estimators cannot express") {
+    // One-vs-rest: LOGISTIC over three classes (and the Normalizer skl2onnx adds).
+    ::onnx::ModelProto m = skl_model(4);
+    auto& n = add_node(m, "LinearClassifier", "ovr", {"X"}, {"label", "probability_tensor"});
+    set_ints(n, "classlabels_ints", {0, 1, 2});
+    set_floats(n, "coefficients", std::vector<double>(12, 0.5));
+    set_floats(n, "intercepts", {0, 0, 0});
+    set_string(n, "post_transform", "LOGISTIC");
+    set_string(add_node(m, "Normalizer", "norm", {"probability_tensor"}, {"probabilities"}), "norm",
+               "L1");
+    std::string msg = message_of<ox::unsupported_error>([&] { (void)ox::to_estimator<LR>(m); });
+    CHECK(contains(msg, "node 'ovr' (LinearClassifier)"));
+    CHECK(contains(msg, "post_transform LOGISTIC"));
+    // Two targets.
+    ::onnx::ModelProto m2 = skl_model(2);
+    auto& r = add_node(m2, "LinearRegressor", "two", {"X"}, {"variable"});
+    set_floats(r, "coefficients", {1, 2, 3, 4});
+    set_int(r, "targets", 2);
+    msg = message_of<ox::unsupported_error>([&] { (void)ox::to_estimator<Ridge<double>>(m2); });
+    CHECK(contains(msg, "node 'two' (LinearRegressor)"));
+    CHECK(contains(msg, "targets = 2"));
+    // A Scaler that multiplies by 0.
+    ::onnx::ModelProto m3 = skl_model(2);
+    auto& s = add_node(m3, "Scaler", "zero", {"X"}, {"variable"});
+    set_floats(s, "offset", {1, 2});
+    set_floats(s, "scale", {0.5, 0});
+    msg = message_of<ox::unsupported_error>(
+        [&] { (void)ox::to_estimator<StandardScaler<double>>(m3); });
+    CHECK(contains(msg, "node 'zero' (Scaler)"));
+    CHECK(contains(msg, "scale[1]"));
+    // A Normalizer after a regressor changes its output.
+    ::onnx::ModelProto m4 = skl_model(2);
+    set_floats(add_node(m4, "LinearRegressor", "reg", {"X"}, {"y"}), "coefficients", {1, 2});
+    set_string(add_node(m4, "Normalizer", "after", {"y"}, {"z"}), "norm", "L1");
+    msg = message_of<ox::unsupported_error>(
+        [&] { (void)ox::to_estimator<LinearRegression<double>>(m4); });
+    CHECK(contains(msg, "node 'after' (Normalizer)"));
+  }
+  SUBCASE("graphs that are not one chain of the expected nodes") {
+    // ZipMap labels that are not the classifier's.
+    ::onnx::ModelProto m = skl_binary_logreg();
+    m.mutable_graph()->mutable_node(2)->mutable_attribute(0)->set_ints(1, 16);
+    std::string msg = message_of<ox::graph_error>([&] { (void)ox::to_estimator<LR>(m); });
+    CHECK(contains(msg, "node 'ZipMap' (ZipMap)"));
+    // A pipeline of two steps from a graph of one model node.
+    msg = message_of<ox::graph_error>(
+        [&] { (void)ox::to_estimator<Pipeline<StandardScaler<double>, LR>>(skl_binary_logreg()); });
+    CHECK(contains(msg, "expected 2 model nodes (one per step), found 1 (LinearClassifier)"));
+    // One estimator from a graph of two model nodes.
+    msg =
+        message_of<ox::graph_error>([&] { (void)ox::to_estimator<LR>(skl_scaled_multinomial()); });
+    CHECK(contains(msg, "expected one model node, found 2 (Scaler, LinearClassifier)"));
+    // A Scaler where the pipeline expects its classifier: the steps in the wrong order.
+    msg = message_of<ox::unsupported_error>([&] {
+      (void)ox::to_estimator<Pipeline<StandardScaler<double>, StandardScaler<double>>>(
+          skl_scaled_multinomial());
+    });
+    CHECK(contains(msg, "node 'LinearClassifier' (LinearClassifier)"));
+    CHECK(contains(msg, "expected an ai.onnx.ml Scaler"));
+    // Two graph inputs.
+    ::onnx::ModelProto m2 = skl_binary_logreg();
+    tensor_value(m2.mutable_graph()->add_input(), "X2", ::onnx::TensorProto::FLOAT, {-1, 4});
+    msg = message_of<ox::graph_error>([&] { (void)ox::to_estimator<LR>(m2); });
+    CHECK(contains(msg, "expected one graph input (the features), found 2"));
+  }
+}
+
+TEST_CASE("from_fitted: shapes and values are checked") {
+  using onelearn::invalid_argument;
+  using onelearn::shape_error;
+  const Matrix<double> coef = Matrix<double>::Ones(3, 2);
+  const Vector<double> intercept = Vector<double>::Zero(3);
+  CHECK_NOTHROW(
+      (void)LogisticRegression<double>::from_fitted({}, coef, intercept, as_labels({1, 2, 3})));
+  CHECK_THROWS_AS(
+      (void)LogisticRegression<double>::from_fitted({}, coef, intercept, as_labels({2, 1, 3})),
+      invalid_argument);
+  CHECK_THROWS_AS(
+      (void)LogisticRegression<double>::from_fitted({}, coef, intercept, as_labels({1, 2})),
+      shape_error);
+  CHECK_THROWS_AS(
+      (void)LogisticRegression<double>::from_fitted({.fit_intercept = false}, coef,
+                                                    Vector<double>::Ones(3), as_labels({1, 2, 3})),
+      invalid_argument);
+  CHECK_THROWS_AS((void)LinearRegression<double>::from_fitted({}, Vector<double>(), 1.0),
+                  invalid_argument);
+  CHECK_THROWS_AS((void)Ridge<double>::from_fitted({.alpha = -1}, Vector<double>::Ones(2), 0.0),
+                  invalid_argument);
+  const Vector<double> mean = Vector<double>::Zero(2);
+  CHECK_THROWS_AS((void)StandardScaler<double>::from_fitted({}, mean, Vector<double>::Ones(3)),
+                  shape_error);
+  CHECK_THROWS_AS(
+      (void)StandardScaler<double>::from_fitted({}, mean, Vector<double>::Constant(2, -1.0)),
+      invalid_argument);
+  // A hand-made model predicts as its formula says: P(2 | x) = sigmoid(x0 - 2 x1 + 0.5).
+  Matrix<double> w(1, 2);
+  w << 1, -2;
+  const auto clf = LogisticRegression<double>::from_fitted({}, w, Vector<double>::Constant(1, 0.5),
+                                                           as_labels({1, 2}));
+  Matrix<double> x(1, 2);
+  x << 0.3, 0.1;
+  CHECK(clf.predict_proba(x)(0, 1) == doctest::Approx(1 / (1 + std::exp(-0.6))).epsilon(1e-14));
+  CHECK(clf.predict(x)(0) == 2);
+}
