@@ -1,5 +1,6 @@
-// exec::mpi under 2 and 3 ranks: the collectives, the agreement checks, and the two estimators,
-// whose distributed fits must equal the fit on the concatenated data.
+// exec::mpi under 2 and 3 ranks: the collectives, the agreement checks, the timeouts that turn a
+// rank that never joins a collective into an error, and the two estimators, whose distributed
+// fits must equal the fit on the concatenated data.
 //
 // Checks here use CHECK, never REQUIRE: a REQUIRE that stops one rank's test case early would
 // leave the other ranks waiting in a collective.
@@ -8,10 +9,13 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <span>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "onelearn/core/dataset.hpp"
@@ -74,6 +78,152 @@ TEST_CASE("ranks that disagree on a shape all get the same shape_error") {
   // A different number of dimensions is a disagreement too, not a hang.
   const std::vector<std::int64_t> ragged(comm.rank() == 0 ? 3 : 2, 7);
   CHECK_THROWS_AS(comm.check_same_shape("Y", ragged), shape_error);
+}
+
+TEST_CASE("ranks that disagree on the number of steps all get a shape_error") {
+  const auto comm = world();
+  const std::array<std::int64_t, 1> steps{comm.rank() == 0 ? 11 : 10};
+  CHECK_THROWS_WITH_AS(comm.check_same_shape("the number of steps", steps),
+                       doctest::Contains("ranks disagree on the number of steps: expected the same on every rank, found rank 0 (11), rank 1 (10)"),
+                       shape_error);
+}
+
+namespace {
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+/// Runs `waiting` on every rank but the last and `late` on the last rank, on a duplicate of
+/// MPI_COMM_WORLD. The last rank starts `late` only after the others have finished `waiting`
+/// (which times out), so that its collective completes the ones they abandoned and MPI stays
+/// consistent for the rest of the suite; the others keep MPI progressing in a barrier meanwhile.
+template <class Waiting, class Late>
+void with_late_rank(Waiting waiting, Late late) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank != size - 1) {
+    waiting(dup);
+    MPI_Barrier(MPI_COMM_WORLD);  // releases the late rank
+    MPI_Barrier(MPI_COMM_WORLD);  // progresses the abandoned collective while it completes
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    late(dup);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Comm_free(&dup);
+}
+}  // namespace
+
+TEST_CASE("a collective that one rank does not join times out on the others, naming rank, operation and step") {
+  // Static: MPI may write the result of the abandoned all-reduce into it after the test returns.
+  static std::vector<double> values;
+  values.assign(3, 1.0);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  with_late_rank(
+      [&](MPI_Comm dup) {
+        const exec::mpi comm(dup, {.timeout = milliseconds(200)});
+        comm.set_step("epoch", 3, "batch", 17);
+        const std::string expected = "exec::mpi: rank " + std::to_string(comm.rank()) +
+                                     ": MPI_Allreduce #0 (step: epoch 3, batch 17): timed out after 200 ms";
+        const auto start = steady_clock::now();
+        CHECK_THROWS_WITH_AS(comm.allreduce(std::span(values), exec::reduce_op::sum),
+                             doctest::Contains(expected.c_str()), distributed_error);
+        const auto waited = steady_clock::now() - start;
+        CHECK(waited >= milliseconds(200));
+        CHECK(waited < milliseconds(5000));  // the sleeps of the wait loop are capped at 1 ms
+        // The collective is still pending on the communicator: every later call, on any copy of
+        // the policy, fails at once instead of matching the wrong calls of the other ranks.
+        const exec::mpi copy = comm;
+        CHECK_THROWS_WITH_AS(copy.barrier(), doctest::Contains("MPI_Barrier #1 (step: epoch 3, batch 17): this exec::mpi is unusable after an earlier failure"),
+                             distributed_error);
+        std::array<double, 1> more{1.0};
+        CHECK_THROWS_AS(comm.broadcast(std::span(more)), distributed_error);
+      },
+      [&](MPI_Comm dup) {
+        const exec::mpi comm(dup, {.timeout = milliseconds(30000)});
+        comm.allreduce(std::span(values), exec::reduce_op::sum);
+        CHECK(values == std::vector<double>(3, size));  // the others' contributions arrived
+      });
+}
+
+TEST_CASE("wait_all applies the timeout to requests the caller started and clears them") {
+  with_late_rank(
+      [&](MPI_Comm dup) {
+        const exec::mpi comm(dup, {.timeout = milliseconds(100)});
+        comm.set_step("epoch", 0);
+        std::array<MPI_Request, 1> requests{MPI_REQUEST_NULL};
+        MPI_Ibarrier(dup, requests.data());
+        CHECK_THROWS_WITH_AS(comm.wait_all(requests, "MPI_Iallreduce (gradient buckets)"),
+                             doctest::Contains("MPI_Iallreduce (gradient buckets) #0 (step: epoch 0): timed out after 100 ms"),
+                             distributed_error);
+        // Taken over by the policy, so that a later MPI_Waitall on them cannot hang.
+        CHECK(requests[0] == MPI_REQUEST_NULL);
+      },
+      [&](MPI_Comm dup) {
+        // MPI_Ibarrier, not MPI_Barrier: blocking and non-blocking collectives never match.
+        MPI_Request request = MPI_REQUEST_NULL;
+        MPI_Ibarrier(dup, &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+      });
+}
+
+TEST_CASE("a rank late by less than the timeout is waited for") {
+  const exec::mpi comm(MPI_COMM_WORLD, {.timeout = milliseconds(20000)});
+  const int last = comm.size() - 1;
+  // 300 ms: the others go through the spin, yield and sleep phases of the wait loop.
+  if (comm.rank() == last) std::this_thread::sleep_for(milliseconds(300));
+  std::vector<std::int64_t> values{comm.rank(), 1};
+  comm.allreduce(std::span(values), exec::reduce_op::sum);
+  CHECK(values[0] == comm.size() * (comm.size() - 1) / 2);
+  CHECK(values[1] == comm.size());
+  if (comm.rank() == 0) std::this_thread::sleep_for(milliseconds(300));
+  std::array<double, 2> from_root{comm.rank() == 0 ? 2.5 : 0.0, 0.0};
+  comm.broadcast(std::span(from_root));
+  CHECK(from_root[0] == 2.5);
+  if (comm.rank() == last) std::this_thread::sleep_for(milliseconds(50));
+  CHECK_NOTHROW(comm.barrier());
+}
+
+TEST_CASE("exec::mpi options and the step label") {
+  const auto comm = world();
+  CHECK(comm.options().timeout == std::chrono::minutes(10));
+  CHECK(comm.options().on_timeout == exec::timeout_action::throw_error);
+  CHECK(comm.step().empty());
+  comm.set_step("epoch", 4);
+  const auto copy = comm;  // copies share the label
+  CHECK(copy.step() == "epoch 4");
+  copy.set_step("epoch", 4, "batch", -1);
+  CHECK(comm.step() == "epoch 4, batch -1");
+  comm.set_step("a label longer than thirty-one characters", 2);
+  CHECK(comm.step() == "a label longer than thirty-one  2");
+  comm.clear_step();
+  CHECK(comm.step().empty());
+
+  CHECK_THROWS_WITH_AS(exec::mpi(MPI_COMM_WORLD, {.timeout = milliseconds(0)}),
+                       doctest::Contains("exec::mpi: expected a positive timeout, found 0 ms"),
+                       onelearn::invalid_argument);
+  CHECK_THROWS_AS(exec::mpi(MPI_COMM_WORLD, {.timeout = milliseconds(-5)}), onelearn::invalid_argument);
+  std::array<double, 1> value{1.0};
+  const std::string bad_root = "exec::mpi::broadcast: expected 0 <= root < " + std::to_string(comm.size()) +
+                               ", found " + std::to_string(comm.size());
+  CHECK_THROWS_WITH_AS(comm.broadcast(std::span(value), comm.size()), doctest::Contains(bad_root.c_str()),
+                       onelearn::invalid_argument);
+
+  // no_timeout: the blocking MPI calls, same results.
+  const exec::mpi blocking(MPI_COMM_WORLD, {.timeout = exec::mpi_options::no_timeout});
+  std::vector<double> sums{1.0, static_cast<double>(blocking.rank())};
+  blocking.allreduce(std::span(sums), exec::reduce_op::sum);
+  CHECK(sums[0] == blocking.size());
+  CHECK(sums[1] == blocking.size() * (blocking.size() - 1) / 2);
+  const std::vector<std::int64_t> mine(static_cast<std::size_t>(blocking.rank()), blocking.rank());
+  CHECK(blocking.allgatherv(std::span<const std::int64_t>(mine)).size() ==
+        static_cast<std::size_t>(blocking.size() * (blocking.size() - 1) / 2));
+  CHECK_NOTHROW(blocking.barrier());
 }
 
 TEST_CASE("an error on one rank is raised on every rank with its type") {
