@@ -83,6 +83,7 @@
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/distances.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
+#include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/detail/kmeans_lloyd.hpp"
 #include "onelearn/core/detail/kmeans_plusplus.hpp"
 #include "onelearn/core/detail/kmeans_rows.hpp"
@@ -194,7 +195,7 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
     check_input("KMeans.transform", X);
     const Matrix<double> centers = cluster_centers_.template cast<double>();
     const Vector<double> center_norms = detail::row_squared_norms<double>(centers);
-    Matrix<T> out(X.rows(), centers.rows());
+    Matrix<T> out = onelearn::detail::uninitialized_matrix<T>(X.rows(), centers.rows());
     for (index_t begin = 0; begin < X.rows(); begin += detail::block_rows) {
       const index_t m = std::min(detail::block_rows, X.rows() - begin);
       const Matrix<double> block = X.middleRows(begin, m).template cast<double>();

@@ -44,6 +44,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -84,7 +85,7 @@ class Normalizer : public WithParams<Normalizer<T, Exec>, NormalizerParams> {
     detail::check_transform_input<T>(where, fitted_, n_features_, X);
     check_norm(where);
     const std::string& norm = this->params_.norm;
-    Matrix<T> out(X.rows(), X.cols());
+    Matrix<T> out = onelearn::detail::uninitialized_matrix<T>(X.rows(), X.cols());
     for (index_t i = 0; i < X.rows(); ++i) {
       const auto row = X.row(i).template cast<double>();
       const double value = norm == "l2"   ? row.norm()

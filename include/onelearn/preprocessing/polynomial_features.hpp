@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -115,7 +116,8 @@ class PolynomialFeatures
 
   [[nodiscard]] Matrix<T> transform(const MatrixRef<T>& X) const {
     detail::check_transform_input<T>("PolynomialFeatures.transform", fitted_, n_features_, X);
-    Matrix<T> out(X.rows(), static_cast<index_t>(combinations_.size()));
+    Matrix<T> out = onelearn::detail::uninitialized_matrix<T>(
+        X.rows(), static_cast<index_t>(combinations_.size()));
     for (index_t i = 0; i < X.rows(); ++i) {
       for (std::size_t k = 0; k < combinations_.size(); ++k) {
         T product(1);

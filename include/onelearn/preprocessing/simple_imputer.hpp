@@ -74,6 +74,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -185,7 +186,8 @@ class SimpleImputer : public WithParams<SimpleImputer<T, Exec>, SimpleImputerPar
   [[nodiscard]] Matrix<T> transform(const MatrixRef<T>& X) const {
     detail::check_transform_input<T>("SimpleImputer.transform", fitted_, n_features_, X,
                                      /*allow_nan=*/true);
-    Matrix<T> out(X.rows(), static_cast<index_t>(kept_.size()));
+    Matrix<T> out =
+        onelearn::detail::uninitialized_matrix<T>(X.rows(), static_cast<index_t>(kept_.size()));
     for (index_t i = 0; i < X.rows(); ++i) {
       for (std::size_t k = 0; k < kept_.size(); ++k) {
         const T x = X(i, kept_[k]);

@@ -58,6 +58,7 @@
 #include <utility>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/detail/moments.hpp"
@@ -139,7 +140,7 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
   }
 
   [[nodiscard]] Matrix<T> transform(const MatrixRef<T>& X) const {
-    Matrix<T> out(X.rows(), X.cols());
+    Matrix<T> out = onelearn::detail::uninitialized_matrix<T>(X.rows(), X.cols());
     transform(X, out);
     return out;
   }
