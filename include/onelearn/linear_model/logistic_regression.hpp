@@ -103,6 +103,7 @@
 #include <vector>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/classifier.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
@@ -112,7 +113,6 @@
 #include "onelearn/linear_model/detail/checks.hpp"
 #include "onelearn/linear_model/detail/lbfgs.hpp"
 #include "onelearn/linear_model/detail/logistic_loss.hpp"
-#include "onelearn/metrics/accuracy_score.hpp"
 
 namespace onelearn::linear_model {
 
@@ -148,9 +148,7 @@ class LogisticRegression
 
   /// Fits on a Dataset's features and labels, with its sample weights when it has them.
   LogisticRegression& fit(const ClassificationDataset<T>& data) {
-    if (data.has_sample_weights())
-      return fit(data.features(), data.targets(), data.sample_weights());
-    return fit(data.features(), data.targets());
+    return onelearn::detail::fit_dataset(*this, data);
   }
 
   /// A fitted model with these attributes (see "A model from given attributes" above).
@@ -210,18 +208,7 @@ class LogisticRegression
 
   /// The most probable class of each row, as a value of classes() (ties: the first class).
   [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
-    const Matrix<double> z = decision("LogisticRegression.predict", X);
-    Labels out(X.rows());
-    for (index_t i = 0; i < z.rows(); ++i) {
-      if (z.cols() == 1) {
-        out(i) = classes_(z(i, 0) > 0 ? 1 : 0);
-      } else {
-        index_t best = 0;
-        z.row(i).maxCoeff(&best);
-        out(i) = classes_(best);
-      }
-    }
-    return out;
+    return onelearn::detail::decision_labels(classes_, decision("LogisticRegression.predict", X));
   }
 
   /// log P(class | x): n x n_classes, columns in the order of classes().
@@ -241,12 +228,7 @@ class LogisticRegression
   /// Accuracy of predict(X) against y. With a distributed policy it is collective: each rank
   /// passes its own rows and every rank gets the accuracy over all of them.
   [[nodiscard]] T score(const MatrixRef<T>& X, const LabelsRef& y) const {
-    Labels predicted;
-    exec_.propagate_errors([&] {
-      validation::check_same_length("LogisticRegression.score", "y", X.rows(), y.size());
-      predicted = predict(X);
-    });
-    return static_cast<T>(metrics::accuracy_score(y, predicted, exec_));
+    return onelearn::detail::collective_score("LogisticRegression.score", *this, X, y);
   }
 
   [[nodiscard]] const Labels& classes() const {
@@ -305,16 +287,12 @@ class LogisticRegression
     // Fails alike on every rank when there are no samples, or no weight, at all.
     (void)onelearn::detail::global_means<T>(where, exec_, X, std::nullopt, weights);
 
-    const Labels classes = gather_classes(y);
+    const Labels classes = onelearn::detail::gather_classes(exec_, y);
     if (classes.size() < 2) {
       throw invalid_argument(std::string(where) + ": expected samples of at least 2 classes, " +
                              "found only class " + std::to_string(classes(0)));
     }
-    std::vector<index_t> class_of(static_cast<std::size_t>(y.size()));
-    for (index_t i = 0; i < y.size(); ++i) {
-      class_of[static_cast<std::size_t>(i)] =
-          std::lower_bound(classes.begin(), classes.end(), y(i)) - classes.begin();
-    }
+    const std::vector<index_t> class_of = onelearn::detail::class_indices(where, classes, y);
     const Vector<double> w =
         weights ? Vector<double>(weights->template cast<double>()) : Vector<double>();
 
@@ -373,17 +351,6 @@ class LogisticRegression
     return detail::lbfgs_minimize(objective, Eigen::VectorXd::Zero(rows * cols), options);
   }
 
-  /// The sorted distinct labels of every rank.
-  Labels gather_classes(const LabelsRef& y) const {
-    std::vector<std::int64_t> mine(y.begin(), y.end());
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(mine));
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    return Eigen::Map<const Labels>(all.data(), static_cast<index_t>(all.size()));
-  }
-
   /// x·coefᵀ + intercept in double, after the checks every prediction makes.
   Matrix<double> decision(std::string_view where, const MatrixRef<T>& X) const {
     validation::check_fitted(where, fitted_);
@@ -396,7 +363,7 @@ class LogisticRegression
 
   /// log P(c | x) in double: log-sigmoid for two classes, log-softmax otherwise.
   Matrix<double> log_proba(std::string_view where, const MatrixRef<T>& X) const {
-    const Matrix<double> z = decision(where, X);
+    Matrix<double> z = decision(where, X);
     if (z.cols() == 1) {
       Matrix<double> out(z.rows(), 2);
       for (index_t i = 0; i < z.rows(); ++i) {
@@ -405,12 +372,7 @@ class LogisticRegression
       }
       return out;
     }
-    Matrix<double> out = z;
-    const Vector<double> top = out.rowwise().maxCoeff();
-    out.colwise() -= top;
-    const Vector<double> log_norm = out.array().exp().rowwise().sum().log();
-    out.colwise() -= log_norm;
-    return out;
+    return onelearn::detail::log_softmax(std::move(z));
   }
 
   Exec exec_;

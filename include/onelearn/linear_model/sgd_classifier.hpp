@@ -116,6 +116,7 @@
 #include <vector>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/classifier.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
@@ -123,7 +124,6 @@
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/detail/sgd.hpp"
-#include "onelearn/metrics/accuracy_score.hpp"
 
 namespace onelearn::linear_model {
 
@@ -167,9 +167,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
 
   /// Fits on a Dataset's features and labels, with its sample weights when it has them.
   SGDClassifier& fit(const ClassificationDataset<T>& data) {
-    if (data.has_sample_weights())
-      return fit(data.features(), data.targets(), data.sample_weights());
-    return fit(data.features(), data.targets());
+    return onelearn::detail::fit_dataset(*this, data);
   }
 
   /// One epoch over X. The first call (on an unfitted model) must name every class; later
@@ -194,20 +192,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
 
   /// The class of the largest score (two classes: classes()(1) where the score is > 0).
   [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
-    const Matrix<double> s = scores("SGDClassifier.predict", X);
-    Labels out(X.rows());
-    for (index_t i = 0; i < s.rows(); ++i) {
-      if (s.cols() == 1) {
-        out(i) = classes_(s(i, 0) > 0 ? 1 : 0);
-      } else {
-        index_t best = 0;
-        for (index_t c = 1; c < s.cols(); ++c) {
-          if (s(i, c) > s(i, best)) best = c;
-        }
-        out(i) = classes_(best);
-      }
-    }
-    return out;
+    return onelearn::detail::decision_labels(classes_, scores("SGDClassifier.predict", X));
   }
 
   /// Class probabilities, n x k in the order of classes(): log_loss gives the logistic of each
@@ -225,12 +210,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
   /// Accuracy of predict(X) against y. With a distributed policy it is collective: each rank
   /// passes its own rows and every rank gets the accuracy over all of them.
   [[nodiscard]] T score(const MatrixRef<T>& X, const LabelsRef& y) const {
-    Labels predicted;
-    exec_.propagate_errors([&] {
-      validation::check_same_length("SGDClassifier.score", "y", X.rows(), y.size());
-      predicted = predict(X);
-    });
-    return static_cast<T>(metrics::accuracy_score(y, predicted, exec_));
+    return onelearn::detail::collective_score("SGDClassifier.score", *this, X, y);
   }
 
   [[nodiscard]] const Matrix<T>& coef() const {
@@ -279,15 +259,16 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
       validation::check_same_length(where, "y", X.rows(), y.size());
     });
     const std::int64_t n_total = checked_rows(where, X, weights);
-    Labels classes = gather_classes(y);
+    Labels classes = onelearn::detail::gather_classes(exec_, y);
     exec_.propagate_errors([&] { check_class_count(where, classes); });
+    const std::vector<index_t> class_of = onelearn::detail::class_indices(where, classes, y);
 
     std::vector<detail::SgdProblem> problems(
         classes.size() == 2 ? 1 : static_cast<std::size_t>(classes.size()));
     for (auto& problem : problems) problem.w = Vector<double>::Zero(X.cols());
     std::mt19937_64 engine(detail::rank_seed(this->params_.random_state, exec_.rank()));
     const std::int64_t n_iter =
-        run(where, s, X, y, classes, weights, problems, s.max_iter, n_total, 1.0, engine);
+        run(where, s, X, class_of, weights, problems, s.max_iter, n_total, 1.0, engine);
     commit(std::move(classes), std::move(problems), std::move(engine), n_iter,
            1.0 + static_cast<double>(n_iter) * static_cast<double>(n_total));
     return *this;
@@ -299,6 +280,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
     constexpr std::string_view where = "SGDClassifier.partial_fit";
     const bool first = !fitted_;
     detail::SgdSettings s;
+    std::vector<index_t> class_of;
     if (classes) {
       std::sort(classes->begin(), classes->end());
       classes->conservativeResize(std::unique(classes->begin(), classes->end()) - classes->begin());
@@ -313,18 +295,12 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
       if (!first) validation::check_n_features(where, coef_.cols(), X.cols());
       if (!first && classes && (classes->size() != classes_.size() || *classes != classes_)) {
         throw invalid_argument(std::string(where) + ": expected the same classes as on the " +
-                               "first call (" + to_string(classes_) + "), found " +
-                               to_string(*classes));
+                               "first call (" + onelearn::detail::labels_text(classes_) +
+                               "), found " + onelearn::detail::labels_text(*classes));
       }
       const Labels& known = classes ? *classes : classes_;
       if (first) check_class_count(where, known);
-      for (index_t i = 0; i < y.size(); ++i) {
-        if (!std::binary_search(known.begin(), known.end(), y(i))) {
-          throw invalid_argument(std::string(where) + ": expected labels from classes (" +
-                                 to_string(known) + "), found " + std::to_string(y(i)) +
-                                 " at row " + std::to_string(i));
-        }
-      }
+      class_of = onelearn::detail::class_indices(where, known, y);
     });
     const std::int64_t n_total = checked_rows(where, X, weights);
     Labels known = classes ? *classes : classes_;
@@ -347,7 +323,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
       t = t_;
     }
     const std::int64_t n_iter =
-        run(where, s, X, y, known, weights, problems, 1, n_total, t, engine);
+        run(where, s, X, class_of, weights, problems, 1, n_total, t, engine);
     commit(std::move(known), std::move(problems), std::move(engine), n_iter,
            t + static_cast<double>(n_iter) * static_cast<double>(n_total));
     return *this;
@@ -376,25 +352,11 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
                            std::to_string(classes.size()));
   }
 
-  static std::string to_string(const Labels& labels) {
-    std::string out = "[";
-    for (index_t i = 0; i < labels.size(); ++i) {
-      out += (i == 0 ? "" : ", ") + std::to_string(labels(i));
-    }
-    return out + "]";
-  }
-
-  /// The binary problems on these rows: one-vs-rest targets ±1 from the labels' class indices.
+  /// The binary problems on these rows: one-vs-rest targets ±1 from the rows' class indices.
   std::int64_t run(std::string_view where, const detail::SgdSettings& s, const MatrixRef<T>& X,
-                   const LabelsRef& y, const Labels& classes,
-                   const std::optional<VectorRef<T>>& weights,
+                   const std::vector<index_t>& class_of, const std::optional<VectorRef<T>>& weights,
                    std::vector<detail::SgdProblem>& problems, std::int64_t max_epochs,
                    std::int64_t n_total, double t, std::mt19937_64& engine) const {
-    std::vector<index_t> class_of(static_cast<std::size_t>(y.size()));
-    for (index_t i = 0; i < y.size(); ++i) {
-      class_of[static_cast<std::size_t>(i)] =
-          std::lower_bound(classes.begin(), classes.end(), y(i)) - classes.begin();
-    }
     // Two classes: one problem, whose positive class is the second.
     const bool binary = problems.size() == 1;
     auto target_of = [&](std::size_t c, index_t i) {
@@ -423,17 +385,6 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
     n_iter_ = n_iter;
     t_ = t;
     fitted_ = true;
-  }
-
-  /// The sorted distinct labels of every rank.
-  Labels gather_classes(const LabelsRef& y) const {
-    std::vector<std::int64_t> mine(y.begin(), y.end());
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(mine));
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    return Eigen::Map<const Labels>(all.data(), static_cast<index_t>(all.size()));
   }
 
   /// X coefᵀ + intercept in double: n x (1 or k).

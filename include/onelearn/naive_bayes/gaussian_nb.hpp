@@ -59,10 +59,8 @@
  * var_smoothing < 0. Under exec::mpi every error in fit is raised on every rank.
  */
 
-#include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdint>
 #include <numbers>
 #include <optional>
 #include <span>
@@ -73,6 +71,7 @@
 #include <vector>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/classifier.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/errors.hpp"
@@ -80,7 +79,6 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
-#include "onelearn/metrics/accuracy_score.hpp"
 
 namespace onelearn::naive_bayes {
 
@@ -92,23 +90,9 @@ struct GaussianNBParams {
 
 namespace detail {
 
-/// Per-class weighted counts and feature sums: counts(c) += w_i and sums.row(c) += w_i x_i
-/// over the rows i of class c (w_i = 1 without weights). With class_square_deviations, the
-/// grouped reductions a Thrust backend would replace.
-template <class T>
-void class_sums(const MatrixRef<T>& X, const std::vector<index_t>& class_of,
-                const std::optional<VectorRef<T>>& weights, Eigen::Ref<Vector<double>> counts,
-                Eigen::Ref<Matrix<double>> sums) {
-  for (index_t i = 0; i < X.rows(); ++i) {
-    const index_t c = class_of[static_cast<std::size_t>(i)];
-    const double w = weights ? static_cast<double>((*weights)(i)) : 1.0;
-    counts(c) += w;
-    sums.row(c) += w * X.row(i).template cast<double>();
-  }
-}
-
 /// Per-class weighted squared deviations about the class means:
-/// out.row(c) += w_i (x_i - theta_c)² over the rows i of class c.
+/// out.row(c) += w_i (x_i - theta_c)² over the rows i of class c. With onelearn::detail::
+/// class_sums, the grouped reductions a Thrust backend would replace.
 template <class T>
 void class_square_deviations(const MatrixRef<T>& X, const std::vector<index_t>& class_of,
                              const std::optional<VectorRef<T>>& weights,
@@ -141,23 +125,12 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
 
   /// Fits on a Dataset's features and labels, with its sample weights when it has them.
   GaussianNB& fit(const ClassificationDataset<T>& data) {
-    if (data.has_sample_weights())
-      return fit(data.features(), data.targets(), data.sample_weights());
-    return fit(data.features(), data.targets());
+    return onelearn::detail::fit_dataset(*this, data);
   }
 
   /// The most probable class of each row, as a value of classes() (ties: the smaller label).
   [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
-    const Matrix<double> jll = joint_log_likelihood("GaussianNB.predict", X);
-    Labels out(X.rows());
-    for (index_t i = 0; i < jll.rows(); ++i) {
-      index_t best = 0;
-      for (index_t c = 1; c < jll.cols(); ++c) {
-        if (jll(i, c) > jll(i, best)) best = c;
-      }
-      out(i) = classes_(best);
-    }
-    return out;
+    return onelearn::detail::argmax_labels(classes_, joint_log_likelihood("GaussianNB.predict", X));
   }
 
   /// log P(class | x): n x n_classes, columns in the order of classes().
@@ -173,12 +146,7 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
   /// Accuracy of predict(X) against y. With a distributed policy it is collective: each rank
   /// passes its own rows and every rank gets the accuracy over all of them.
   [[nodiscard]] T score(const MatrixRef<T>& X, const LabelsRef& y) const {
-    Labels predicted;
-    exec_.propagate_errors([&] {
-      validation::check_same_length("GaussianNB.score", "y", X.rows(), y.size());
-      predicted = predict(X);
-    });
-    return static_cast<T>(metrics::accuracy_score(y, predicted, exec_));
+    return onelearn::detail::collective_score("GaussianNB.score", *this, X, y);
   }
 
   [[nodiscard]] const Labels& classes() const {
@@ -229,19 +197,15 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
     const auto x_stats =
         onelearn::detail::global_means<T>(where, exec_, X, std::nullopt, std::nullopt);
 
-    const Labels classes = gather_classes(y);
+    const Labels classes = onelearn::detail::gather_classes(exec_, y);
     const index_t k = classes.size();
     const index_t p = X.cols();
-    std::vector<index_t> class_of(static_cast<std::size_t>(y.size()));
-    for (index_t i = 0; i < y.size(); ++i) {
-      class_of[static_cast<std::size_t>(i)] =
-          std::lower_bound(classes.begin(), classes.end(), y(i)) - classes.begin();
-    }
+    const std::vector<index_t> class_of = onelearn::detail::class_indices(where, classes, y);
 
     // Pass 1: [class weights (k) | per-class weighted sums (k x p)].
     Vector<double> first = Vector<double>::Zero(k + k * p);
     Eigen::Map<Matrix<double>> sums(first.data() + k, k, p);
-    detail::class_sums<T>(X, class_of, weights, first.head(k), sums);
+    onelearn::detail::class_sums<T>(X, class_of, weights, first.head(k), sums);
     exec_.allreduce(std::span(first.data(), static_cast<std::size_t>(first.size())),
                     exec::reduce_op::sum);
     const Vector<double> counts = first.head(k);
@@ -277,17 +241,6 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
     return *this;
   }
 
-  /// The sorted distinct labels of every rank.
-  Labels gather_classes(const LabelsRef& y) const {
-    std::vector<std::int64_t> mine(y.begin(), y.end());
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(mine));
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    return Eigen::Map<const Labels>(all.data(), static_cast<index_t>(all.size()));
-  }
-
   /// log P(x, c) up to a constant: n x n_classes, in double.
   Matrix<double> joint_log_likelihood(std::string_view where, const MatrixRef<T>& X) const {
     validation::check_fitted(where, fitted_);
@@ -306,16 +259,10 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
     return jll;
   }
 
-  /// log P(c | x) with a log-sum-exp over the classes. The row maximum is subtracted first and
-  /// never added back: with near-zero variances (digits) the log-likelihoods reach -1e9, where
-  /// adding it back (as scipy's logsumexp does) would round the probabilities at ~1e-7.
+  /// log P(c | x) with a log-sum-exp over the classes (see onelearn::detail::log_softmax on why
+  /// the row maximum is not added back).
   Matrix<double> log_proba(std::string_view where, const MatrixRef<T>& X) const {
-    Matrix<double> jll = joint_log_likelihood(where, X);
-    const Vector<double> top = jll.rowwise().maxCoeff();
-    jll.colwise() -= top;
-    const Vector<double> log_norm = jll.array().exp().rowwise().sum().log();
-    jll.colwise() -= log_norm;
-    return jll;
+    return onelearn::detail::log_softmax(joint_log_likelihood(where, X));
   }
 
   Exec exec_;

@@ -62,10 +62,8 @@
  * NaN. Under exec::mpi every error in fit is raised on every rank.
  */
 
-#include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdint>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -73,16 +71,15 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/classifier.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
-#include "onelearn/metrics/accuracy_score.hpp"
 
 namespace onelearn::naive_bayes {
 
@@ -114,21 +111,6 @@ void check_non_negative(std::string_view where, const MatrixRef<T>& X) {
   }
 }
 
-/// Per-class weighted sample counts and feature sums: counts(c) += w_i and
-/// sums.row(c) += w_i x_i over the rows i of class c (w_i = 1 without weights); `classes` sorted
-/// and holding every label of y. The grouped reduction a Thrust backend would replace.
-template <class T>
-void class_feature_sums(const MatrixRef<T>& X, const LabelsRef& y, const Labels& classes,
-                        const std::optional<VectorRef<T>>& weights,
-                        Eigen::Ref<Vector<double>> counts, Eigen::Ref<Matrix<double>> sums) {
-  for (index_t i = 0; i < X.rows(); ++i) {
-    const index_t c = std::lower_bound(classes.begin(), classes.end(), y(i)) - classes.begin();
-    const double w = weights ? static_cast<double>((*weights)(i)) : 1.0;
-    counts(c) += w;
-    sums.row(c) += w * X.row(i).template cast<double>();
-  }
-}
-
 }  // namespace detail
 
 template <class T, class Exec = exec::local>
@@ -150,23 +132,13 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
 
   /// Fits on a Dataset's features and labels, with its sample weights when it has them.
   MultinomialNB& fit(const ClassificationDataset<T>& data) {
-    if (data.has_sample_weights())
-      return fit(data.features(), data.targets(), data.sample_weights());
-    return fit(data.features(), data.targets());
+    return onelearn::detail::fit_dataset(*this, data);
   }
 
   /// The most probable class of each row, as a value of classes() (ties: the smaller label).
   [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
-    const Matrix<double> jll = joint_log_likelihood("MultinomialNB.predict", X);
-    Labels out(X.rows());
-    for (index_t i = 0; i < jll.rows(); ++i) {
-      index_t best = 0;
-      for (index_t c = 1; c < jll.cols(); ++c) {
-        if (jll(i, c) > jll(i, best)) best = c;
-      }
-      out(i) = classes_(best);
-    }
-    return out;
+    return onelearn::detail::argmax_labels(classes_,
+                                           joint_log_likelihood("MultinomialNB.predict", X));
   }
 
   /// log P(class | x): n x n_classes, columns in the order of classes().
@@ -182,12 +154,7 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
   /// Accuracy of predict(X) against y. With a distributed policy it is collective: each rank
   /// passes its own rows and every rank gets the accuracy over all of them.
   [[nodiscard]] T score(const MatrixRef<T>& X, const LabelsRef& y) const {
-    Labels predicted;
-    exec_.propagate_errors([&] {
-      validation::check_same_length("MultinomialNB.score", "y", X.rows(), y.size());
-      predicted = predict(X);
-    });
-    return static_cast<T>(metrics::accuracy_score(y, predicted, exec_));
+    return onelearn::detail::collective_score("MultinomialNB.score", *this, X, y);
   }
 
   [[nodiscard]] const Labels& classes() const {
@@ -234,7 +201,7 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
     onelearn::detail::check_fit_input<T>(where, exec_, X, std::nullopt, weights);
     exec_.propagate_errors([&] { detail::check_non_negative<T>(where, X); });
 
-    const Labels classes = gather_classes(y);
+    const Labels classes = onelearn::detail::gather_classes(exec_, y);
     const index_t k = classes.size();
     const index_t p = X.cols();
     // Every rank has the same classes and number of features: these fail on all ranks alike.
@@ -246,7 +213,8 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
     // [class counts (k) | feature counts (k x p)], weighted, in double, over every rank.
     Vector<double> counts = Vector<double>::Zero(k + k * p);
     Eigen::Map<Matrix<double>> feature_counts(counts.data() + k, k, p);
-    detail::class_feature_sums<T>(X, y, classes, weights, counts.head(k), feature_counts);
+    onelearn::detail::class_sums<T>(X, onelearn::detail::class_indices(where, classes, y), weights,
+                                    counts.head(k), feature_counts);
     exec_.allreduce(std::span(counts.data(), static_cast<std::size_t>(counts.size())),
                     exec::reduce_op::sum);
     const Vector<double> class_counts = counts.head(k);
@@ -279,17 +247,6 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
     return *this;
   }
 
-  /// The sorted distinct labels of every rank.
-  Labels gather_classes(const LabelsRef& y) const {
-    std::vector<std::int64_t> mine(y.begin(), y.end());
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(mine));
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    return Eigen::Map<const Labels>(all.data(), static_cast<index_t>(all.size()));
-  }
-
   /// log P(x, c) up to a constant: X feature_log_prob^T + class_log_prior, n x n_classes, in
   /// double.
   Matrix<double> joint_log_likelihood(std::string_view where, const MatrixRef<T>& X) const {
@@ -303,12 +260,7 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
 
   /// log P(c | x) with a log-sum-exp over the classes (the row maximum subtracted first).
   Matrix<double> log_proba(std::string_view where, const MatrixRef<T>& X) const {
-    Matrix<double> jll = joint_log_likelihood(where, X);
-    const Vector<double> top = jll.rowwise().maxCoeff();
-    jll.colwise() -= top;
-    const Vector<double> log_norm = jll.array().exp().rowwise().sum().log();
-    jll.colwise() -= log_norm;
-    return jll;
+    return onelearn::detail::log_softmax(joint_log_likelihood(where, X));
   }
 
   Exec exec_;

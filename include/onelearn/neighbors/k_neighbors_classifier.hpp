@@ -59,17 +59,16 @@
  * rank.
  */
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/classifier.hpp"
 #include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -114,13 +113,9 @@ class KNeighborsClassifier
       validation::check_same_length(where, "y", X.rows(), y.size());
     });
     onelearn::detail::check_fit_input<T>(where, exec_, X, std::nullopt, std::nullopt);
-    Labels classes = gather_classes(y);
-    std::vector<std::int64_t> class_of(static_cast<std::size_t>(y.size()));
-    for (index_t i = 0; i < y.size(); ++i) {
-      class_of[static_cast<std::size_t>(i)] =
-          std::lower_bound(classes.begin(), classes.end(), y(i)) - classes.begin();
-    }
-    index_.fit(where, exec_, X, std::move(class_of), {});
+    Labels classes = onelearn::detail::gather_classes(exec_, y);
+    index_.fit(where, exec_, X, onelearn::detail::class_indices<std::int64_t>(where, classes, y),
+               {});
     classes_ = std::move(classes);
     return *this;
   }
@@ -132,7 +127,7 @@ class KNeighborsClassifier
 
   /// The class with the largest vote among the neighbours of each row (ties: the smaller label).
   [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
-    return argmax(votes("KNeighborsClassifier.predict", X, 0));
+    return onelearn::detail::argmax_labels(classes_, votes("KNeighborsClassifier.predict", X, 0));
   }
 
   /// The share of the (weighted) vote of each class: n x n_classes, columns in the order of
@@ -151,7 +146,8 @@ class KNeighborsClassifier
   [[nodiscard]] T score(const MatrixRef<T>& X, const LabelsRef& y) const {
     constexpr std::string_view where = "KNeighborsClassifier.score";
     exec_.propagate_errors([&] { validation::check_same_length(where, "y", X.rows(), y.size()); });
-    const Labels predicted = argmax(votes(where, X, detail::hash_values(y, 0x84222325cbf29ce4ULL)));
+    const Labels predicted = onelearn::detail::argmax_labels(
+        classes_, votes(where, X, detail::hash_values(y, 0x84222325cbf29ce4ULL)));
     return static_cast<T>(metrics::accuracy_score(y, predicted));
   }
 
@@ -180,17 +176,6 @@ class KNeighborsClassifier
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
  private:
-  /// The sorted distinct labels of every rank.
-  Labels gather_classes(const LabelsRef& y) const {
-    std::vector<std::int64_t> mine(y.begin(), y.end());
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(mine));
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    return Eigen::Map<const Labels>(all.data(), static_cast<index_t>(all.size()));
-  }
-
   /// Total weight of each class among the neighbours of each query: n x n_classes, in double,
   /// summed in neighbour order (nearest first).
   Matrix<double> votes(std::string_view where, const MatrixRef<T>& X, std::uint64_t extra) const {
@@ -209,19 +194,6 @@ class KNeighborsClassifier
         out(i, found.labels[first + static_cast<std::size_t>(m)]) +=
             weights[static_cast<std::size_t>(m)];
       }
-    }
-    return out;
-  }
-
-  /// The class of the largest vote of each row; the first (smallest) class on ties.
-  Labels argmax(const Matrix<double>& v) const {
-    Labels out(v.rows());
-    for (index_t i = 0; i < v.rows(); ++i) {
-      index_t best = 0;
-      for (index_t c = 1; c < v.cols(); ++c) {
-        if (v(i, c) > v(i, best)) best = c;
-      }
-      out(i) = classes_(best);
     }
     return out;
   }

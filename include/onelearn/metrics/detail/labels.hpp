@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the metrics (private: not included by users).
 //   global_classes   the sorted distinct labels of one or two label vectors over every rank
+//                    (with sort_unique, the classifiers' helpers in core/detail/classifier.hpp)
 //   class_index      a label's position in such a sorted list
 //   check_inputs     the per-rank validation every metric starts with (lengths, weights)
 //   check_n_samples  the "no samples at all" error, raised alike on every rank
@@ -8,34 +9,25 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "onelearn/core/detail/classifier.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 
 namespace onelearn::metrics::detail {
 
-/// Sorted, without repeats, in place.
-inline void sort_unique(std::vector<std::int64_t>& values) {
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-}
+using onelearn::detail::sort_unique;
 
 /// The sorted distinct labels of `a` (and `b`, when given) on every rank: each rank's distinct
 /// labels are all-gathered, so the message is O(distinct labels), not O(samples).
 template <class Exec>
 Labels global_classes(const Exec& exec, const LabelsRef& a,
                       const std::optional<LabelsRef>& b = std::nullopt) {
-  std::vector<std::int64_t> mine(a.begin(), a.end());
-  if (b) mine.insert(mine.end(), b->begin(), b->end());
-  sort_unique(mine);
-  std::vector<std::int64_t> all = exec.allgatherv(std::span<const std::int64_t>(mine));
-  sort_unique(all);
-  return Eigen::Map<const Labels>(all.data(), static_cast<index_t>(all.size()));
+  return onelearn::detail::gather_classes(exec, a, b);
 }
 
 /// Position of `label` in the sorted `classes`, or -1 when it is not one of them.
