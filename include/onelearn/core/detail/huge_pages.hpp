@@ -14,11 +14,17 @@
 
 #include "onelearn/core/types.hpp"
 
+// madvise is declared here rather than through <sys/mman.h>: that header's macros (MAP_TYPE,
+// PROT_READ, ...) leak into every file that includes onelearn, and MAP_TYPE breaks ONNX's
+// onnx/defs/parser.h, which has an enumerator of that name. The declaration is glibc's.
 #if defined(__linux__)
-#include <sys/mman.h>
+extern "C" int madvise(void* addr, std::size_t length, int advice) noexcept;
 #endif
 
 namespace onelearn::detail {
+
+/// MADV_HUGEPAGE, the same value on every Linux architecture (asm-generic/mman-common.h).
+inline constexpr int madvise_huge_page = 14;
 
 /// numpy's threshold: below it the faults are few and the system call is not worth it.
 inline constexpr std::size_t huge_page_threshold_bytes = std::size_t{1} << 22;
@@ -26,12 +32,12 @@ inline constexpr std::size_t huge_page_threshold_bytes = std::size_t{1} << 22;
 /// Advises the kernel to back [data, data + bytes) with huge pages. Call it before the first
 /// write; a hint only (no effect where THP is "never", or off Linux), so errors are ignored.
 inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#if defined(__linux__)
   if (data == nullptr || bytes < huge_page_threshold_bytes) return;
   constexpr std::uintptr_t page = 4096;  // madvise wants a page-aligned start
   const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) & ~(page - 1);
   const auto end = reinterpret_cast<std::uintptr_t>(data) + bytes;
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, madvise_huge_page);
 #else
   (void)data;
   (void)bytes;
