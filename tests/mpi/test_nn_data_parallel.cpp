@@ -4,7 +4,12 @@
 // (exec::local) stepping once on each global batch, the concatenation of the ranks' batch b in
 // rank order, computed on every rank from the full data. Also: a rank without rows, bad input
 // on one rank raising on all, and the replicated mode (every rank passes the same data; the
-// reference is one process's fit at the same global batch size and seed).
+// reference is one process's fit at the same global batch size and seed). The same checks run
+// on models with Dropout (masks keyed by the row's position in the global batch) and with
+// BatchNormalization(synchronized = true) (statistics over all ranks' rows), which must equal
+// one process too; Dropout's per-rank masks are checked against one process's directly, and
+// default (local-statistics) BatchNormalization is checked to train, agree across ranks, and
+// differ from one process (as PyTorch's BatchNorm under DDP).
 //
 // Checks here use CHECK, never REQUIRE: a REQUIRE that stops one rank's test case early would
 // leave the other ranks waiting in a collective.
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "onelearn/exec/mpi.hpp"
+#include "onelearn/nn/layers/batch_normalization.hpp"
 #include "onelearn/nn/sequential.hpp"
 #include "support.hpp"
 
@@ -61,6 +67,46 @@ void compile(nn::Sequential<T, Exec>& model) {
                 nn::SparseCategoricalCrossentropy{.from_logits = true}, {"accuracy"});
 }
 
+/// The architectures trained here: Dense(32)-ReLU-Dense(10), optionally with Dropout(0.3) after
+/// the ReLU, or BatchNormalization (synchronized or local) between the first Dense (then
+/// without bias) and the ReLU.
+enum class Arch { mlp, dropout, sync_bn, local_bn };
+
+std::string arch_name(Arch arch) {
+  switch (arch) {
+    case Arch::dropout: return "Dropout";
+    case Arch::sync_bn: return "BatchNormalization(synchronized)";
+    case Arch::local_bn: return "BatchNormalization(local)";
+    case Arch::mlp: break;
+  }
+  return "MLP";
+}
+
+template <class T, class Exec>
+void add_layers(nn::Sequential<T, Exec>& model, Arch arch) {
+  model.add(nn::Input({64}));
+  // Before BatchNormalization the Dense has no bias (as Keras advises): the normalisation
+  // cancels it, so its gradient is rounding noise that Adam's normalised steps would amplify
+  // into a meaningless (and rank-count dependent) walk of the bias.
+  const bool bn = arch == Arch::sync_bn || arch == Arch::local_bn;
+  model.add(nn::Dense(32, {.use_bias = !bn}));
+  if (arch == Arch::sync_bn) model.add(nn::BatchNormalization{{.synchronized = true}});
+  if (arch == Arch::local_bn) model.add(nn::BatchNormalization{});
+  model.add(nn::ReLU{});
+  if (arch == Arch::dropout) model.add(nn::Dropout{0.3});
+  model.add(nn::Dense(10));
+}
+
+/// Every layer's state (BatchNormalization's moving statistics), in layer order.
+template <class T, class Exec>
+std::vector<std::vector<T>> layer_states(nn::Sequential<T, Exec>& model) {
+  std::vector<std::vector<T>> out;
+  for (std::size_t i = 0; i < model.size(); ++i) {
+    for (const auto& s : model.layer(i).state()) out.emplace_back(s.begin(), s.end());
+  }
+  return out;
+}
+
 nn::Sequential<double, exec::mpi> mpi_mlp_double() {
   return nn::Sequential<double, exec::mpi>(world(), nn::Input({64}), nn::Dense(32),
                                            nn::ReLU{}, nn::Dense(10));
@@ -92,10 +138,36 @@ struct Reference {
   std::vector<double> loss, accuracy, val_loss, val_accuracy;
 };
 
-/// last_rank_empty: the last rank holds no training rows at all (it joins every step with an
-/// empty batch).
+/// Whether every rank holds exactly rank 0's buffers.
 template <class T>
-void check_per_rank_mode(double tol, bool last_rank_empty = false) {
+bool identical_on_all_ranks(const exec::mpi& comm, const std::vector<std::vector<T>>& buffers) {
+  bool identical = true;
+  for (const auto& w : buffers) {
+    std::vector<T> root = w;
+    comm.broadcast(std::span<T>(root), 0);
+    identical = identical && root == w;
+  }
+  return identical;
+}
+
+/// A data-parallel fit that trained (finite, falling loss) and left every rank with the same
+/// weights.
+template <class T>
+void check_trains_and_agrees(const exec::mpi& comm, nn::Sequential<T, exec::mpi>& model,
+                             const nn::History& history) {
+  CHECK(identical_on_all_ranks(comm, model.get_weights()));
+  const auto& loss = history.history.at("loss");
+  CHECK(loss.size() == static_cast<std::size_t>(epochs));
+  CHECK(std::isfinite(loss.back()));
+  CHECK(loss.back() < loss.front());
+}
+
+/// last_rank_empty: the last rank holds no training rows at all (it joins every step with an
+/// empty batch). Arch::local_bn is not expected to equal one process: there the weights must
+/// differ from the reference (and still agree across ranks, and train).
+template <class T>
+void check_per_rank_mode(double tol, bool last_rank_empty = false, Arch arch = Arch::mlp) {
+  const bool equal_to_reference = arch != Arch::local_bn;
   const exec::mpi comm = world();
   const int ranks = comm.size();
   const int rank = comm.rank();
@@ -111,9 +183,9 @@ void check_per_rank_mode(double tol, bool last_rank_empty = false) {
   const Matrix<T> Xv_mine = d.X_test.middleRows(val_begin, val_count);
   const Labels yv_mine = d.y_test.segment(val_begin, val_count);
 
-  nn::Sequential<T, exec::mpi> model(comm, nn::Input({64}), nn::Dense(32), nn::ReLU{},
-                                     nn::Dense(10));
-  // Different initial weights on every rank: fit must broadcast rank 0's.
+  nn::Sequential<T, exec::mpi> model(comm);
+  add_layers(model, arch);
+  // Different initial weights (and Dropout seeds) on every rank: fit must broadcast rank 0's.
   model.build(nn::Shape{64}, seed + static_cast<std::uint64_t>(rank));
   compile(model);
   const nn::History history = model.fit(
@@ -122,7 +194,8 @@ void check_per_rank_mode(double tol, bool last_rank_empty = false) {
        .validation_data = {Xv_mine, yv_mine}});
 
   // One process, one fit (one step) per global batch, built from rank 0's seed.
-  nn::Sequential<T> ref{nn::Input({64}), nn::Dense(32), nn::ReLU{}, nn::Dense(10)};
+  nn::Sequential<T> ref;
+  add_layers(ref, arch);
   ref.build(nn::Shape{64}, seed);
   compile(ref);
   index_t steps = 0;
@@ -163,32 +236,43 @@ void check_per_rank_mode(double tol, bool last_rank_empty = false) {
   // (a) the weights of the one-process run on the union of the batches.
   const auto weights = model.get_weights();
   const double error = weights_error(weights, ref.get_weights());
-  INFO("rank " << rank << " of " << ranks << ": weights relative error " << error);
+  const double state_error = weights_error(layer_states(model), layer_states(ref));
+  INFO("rank " << rank << " of " << ranks << ", " << arch_name(arch)
+               << ": weights relative error " << error << ", state relative error "
+               << state_error);
   if (rank == 0) {
     double loss_error = 0;
     for (std::size_t e = 0; e < expected.loss.size() && e < history.history.at("loss").size();
          ++e) {
       loss_error = std::max(loss_error, relative(history.history.at("loss")[e], expected.loss[e]));
     }
-    MESSAGE(ranks << " ranks, " << std::string(sizeof(T) == 8 ? "double" : "float")
-                  << ": weights relative error " << error << ", History loss relative error "
-                  << loss_error << ", final loss " << history.history.at("loss").back());
+    MESSAGE(ranks << " ranks, " << std::string(sizeof(T) == 8 ? "double" : "float") << ", "
+                  << arch_name(arch) << std::string(last_rank_empty ? ", last rank empty" : "")
+                  << ": weights relative error " << error << ", state relative error "
+                  << state_error << ", History loss relative error " << loss_error
+                  << ", final loss " << history.history.at("loss").back());
+  }
+  if (!equal_to_reference) {
+    // Local statistics: each rank normalises by its own 16 rows, not the global batch's, so
+    // the fit is not one process's (by far more than rounding).
+    CHECK(error > 1e-4);
+    check_trains_and_agrees(comm, model, history);
+    return;
   }
   CHECK(error < tol);
+  // Synchronized BatchNormalization's moving statistics are the global batches' too.
+  CHECK(state_error < tol);
   // The weights moved: a broken all-reduce that left them untouched would fail above anyway,
   // but so would a test whose reference never trained.
-  nn::Sequential<T> untrained{nn::Input({64}), nn::Dense(32), nn::ReLU{}, nn::Dense(10)};
+  nn::Sequential<T> untrained;
+  add_layers(untrained, arch);
   untrained.build(nn::Shape{64}, seed);
   CHECK(weights_error(weights, untrained.get_weights()) > 1e-2);
 
-  // (b) every rank holds bit-identical weights: rank 0's, broadcast, compared exactly.
-  bool identical = true;
-  for (const auto& w : weights) {
-    std::vector<T> root = w;
-    comm.broadcast(std::span<T>(root), 0);
-    identical = identical && root == w;
-  }
-  CHECK(identical);
+  // (b) every rank holds bit-identical weights (and layer state): rank 0's, broadcast,
+  // compared exactly.
+  CHECK(identical_on_all_ranks(comm, weights));
+  CHECK(identical_on_all_ranks(comm, layer_states(model)));
 
   // (c) History: global loss, accuracy, val_loss and val_accuracy, every epoch.
   const auto& hist = history.history;
@@ -295,29 +379,35 @@ namespace {
 /// training rows: 8 global batches of 32 and a last one of 1 row, which leaves every rank but
 /// rank 0 an empty share); the reference is one process fitting them with the same options.
 template <class T>
-void check_replicated_mode(double tol) {
+void check_replicated_mode(double tol, Arch arch = Arch::mlp) {
   const exec::mpi comm = world();
   const Digits<T> d = load_digits<T>();
   const Matrix<T> X = d.X_train.topRows(286);
   const Labels y = d.y_train.head(286);
   nn::FitOptions options{.epochs = 3, .batch_size = 32, .shuffle = true, .seed = 5,
                          .validation_split = 0.1};
-  nn::Sequential<T> ref{nn::Input({64}), nn::Dense(32), nn::ReLU{}, nn::Dense(10)};
+  nn::Sequential<T> ref;
+  add_layers(ref, arch);
   compile(ref);
   const nn::History expected = ref.fit(X, y, options);
 
   options.replicated = true;
-  nn::Sequential<T, exec::mpi> model(comm, nn::Input({64}), nn::Dense(32), nn::ReLU{},
-                                     nn::Dense(10));
+  nn::Sequential<T, exec::mpi> model(comm);
+  add_layers(model, arch);
   compile(model);
   const nn::History history = model.fit(X, y, options);
 
   const double error = weights_error(model.get_weights(), ref.get_weights());
+  const double state_error = weights_error(layer_states(model), layer_states(ref));
   if (comm.rank() == 0) {
     MESSAGE(comm.size() << " ranks, replicated, " << std::string(sizeof(T) == 8 ? "double" : "float")
-                        << ": weights relative error " << error);
+                        << ", " << arch_name(arch) << ": weights relative error " << error
+                        << ", state relative error " << state_error);
   }
   CHECK(error < tol);
+  CHECK(state_error < tol);
+  CHECK(identical_on_all_ranks(comm, model.get_weights()));
+  CHECK(identical_on_all_ranks(comm, layer_states(model)));
   for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy"}) {
     const auto& got = history.history.at(key);
     const auto& want = expected.history.at(key);
@@ -346,4 +436,102 @@ TEST_CASE("nn Sequential<double, exec::mpi>: replicated data of different length
   CHECK_THROWS_AS(model.fit(Matrix<double>(d.X_train.topRows(n)), Labels(d.y_train.head(n)),
                             {.epochs = 1, .replicated = true}),
                   shape_error);
+}
+
+// ---- Dropout and BatchNormalization under data-parallel training.
+
+TEST_CASE("nn Dropout under exec::mpi: each rank draws its own rows' masks of the global batch") {
+  // Rank r holds 3 + r rows of the global batch, after the 3 + q rows of every rank q < r; all
+  // rows are equal (ones), so any difference between the ranks' outputs is the masks'.
+  const exec::mpi comm = world();
+  const int ranks = comm.size();
+  const int rank = comm.rank();
+  constexpr index_t width = 50;
+  auto rows_of = [](int r) { return 3 + static_cast<index_t>(r); };
+  index_t offset = 0;
+  index_t global = 0;
+  for (int r = 0; r < ranks; ++r) {
+    if (r < rank) offset += rows_of(r);
+    global += rows_of(r);
+  }
+  const index_t mine = rows_of(rank);
+  const std::vector<double> ones(static_cast<std::size_t>(global * width), 1.0);
+
+  // Built with a different seed on every rank, but an explicit layer seed wins: the same masks'
+  // seed everywhere (what fit's broadcast of rng_state() ensures for derived seeds).
+  nn::DropoutLayer<double> layer(0.5, 21);
+  layer.build(nn::Shape{width}, static_cast<std::uint64_t>(rank));
+  layer.begin_batch({.offset = offset, .rows = mine, .global_rows = global});
+  const auto y = layer.forward({ones.data(), nn::Shape{mine, width}}, true);
+  const std::vector<double> y_mine(y.data, y.data + y.size());
+  const std::vector<double> all = comm.allgatherv(std::span<const double>(y_mine));
+
+  // (a) Together the ranks' masks are one process's masks for the whole global batch.
+  nn::DropoutLayer<double> one(0.5, 21);
+  one.build(nn::Shape{width}, 0);
+  const auto y_one = one.forward({ones.data(), nn::Shape{global, width}}, true);
+  CHECK(all.size() == static_cast<std::size_t>(y_one.size()));
+  CHECK(std::equal(all.begin(), all.end(), y_one.data, y_one.data + y_one.size()));
+
+  // (b) The ranks' masks differ: rank r's first 3 rows against rank 0's first 3 rows (the old
+  // behaviour, one stream per call, gave every rank the same masks).
+  bool differs_from_rank0 = false;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(3 * width); ++i) {
+    differs_from_rank0 = differs_from_rank0 || all[i] != y_mine[i];
+  }
+  if (rank > 0) CHECK(differs_from_rank0);
+  // Both values occur, scaled by 1 / (1 - 0.5): a real mask, not all-kept or all-dropped.
+  CHECK(std::count(y_mine.begin(), y_mine.end(), 0.0) > 0);
+  CHECK(std::count(y_mine.begin(), y_mine.end(), 2.0) > 0);
+  CHECK(static_cast<index_t>(std::count(y_mine.begin(), y_mine.end(), 0.0) +
+                             std::count(y_mine.begin(), y_mine.end(), 2.0)) == mine * width);
+
+  // (c) The gradient goes through the same mask.
+  const auto dx = layer.backward({ones.data(), nn::Shape{mine, width}}, true);
+  CHECK(std::equal(y_mine.begin(), y_mine.end(), dx.data, dx.data + dx.size()));
+
+  // (d) The next call (the next step) draws new masks, the step count advancing on every rank;
+  // a rank without rows advances it by shadow_forward.
+  layer.begin_batch({.offset = offset, .rows = mine, .global_rows = global});
+  const auto y2 = layer.forward({ones.data(), nn::Shape{mine, width}}, true);
+  CHECK(!std::equal(y_mine.begin(), y_mine.end(), y2.data, y2.data + y2.size()));
+  CHECK(layer.calls() == 2);
+  nn::DropoutLayer<double> idle(0.5, 21);
+  idle.build(nn::Shape{width}, 0);
+  idle.shadow_forward();
+  CHECK(idle.calls() == 1);
+  CHECK(idle.rng_state().size() == 2);
+  CHECK(idle.rng_state()[0] == 21);
+  CHECK(idle.rng_state()[1] == 1);
+}
+
+TEST_CASE("nn Sequential<T, exec::mpi> with Dropout: per-rank shards train as one process") {
+  check_per_rank_mode<double>(1e-11, false, Arch::dropout);
+  check_per_rank_mode<double>(1e-11, true, Arch::dropout);
+  check_per_rank_mode<float>(1e-5, false, Arch::dropout);
+}
+
+TEST_CASE("nn Sequential<T, exec::mpi> with Dropout: replicated data equals one process") {
+  check_replicated_mode<double>(1e-11, Arch::dropout);
+  check_replicated_mode<float>(1e-5, Arch::dropout);
+}
+
+TEST_CASE("nn Sequential<T, exec::mpi> with synchronized BatchNormalization: per-rank shards "
+          "train as one process") {
+  check_per_rank_mode<double>(1e-11, false, Arch::sync_bn);
+  check_per_rank_mode<double>(1e-11, true, Arch::sync_bn);
+  check_per_rank_mode<float>(1e-5, false, Arch::sync_bn);
+}
+
+TEST_CASE("nn Sequential<T, exec::mpi> with synchronized BatchNormalization: replicated data "
+          "equals one process") {
+  check_replicated_mode<double>(1e-11, Arch::sync_bn);
+  check_replicated_mode<float>(1e-5, Arch::sync_bn);
+}
+
+TEST_CASE("nn Sequential<double, exec::mpi> with local BatchNormalization: trains, the ranks "
+          "agree, and it is not one process's fit") {
+  // (Not with the last rank empty: under 2 ranks rank 0's statistics would then be the global
+  // batch's, and the fit one process's.)
+  check_per_rank_mode<double>(1e-11, false, Arch::local_bn);
 }

@@ -523,6 +523,121 @@ TEST_CASE("nn BatchNormalization: outputs and moving statistics after two steps,
   CHECK(defaults.epsilon() == 1e-3);
 }
 
+namespace {
+
+/// synchronized BatchNormalization on "this rank's" rows x, with a simulated peer rank holding
+/// fixed rows z: the type-erased all-reduce adds what the peer would contribute (its channel
+/// sums, then its squared deviations about the global mean, then in backward its share of
+/// Σdy and Σdy·x̂, zero since the objective reads only this rank's outputs). Wrapped as a layer
+/// so that check_gradients differentiates through the global statistics.
+class PeeredSyncBatchNorm final : public nn::Layer<double> {
+ public:
+  PeeredSyncBatchNorm(const nn::Shape& sample, std::vector<double> z, index_t z_rows)
+      : bn_({.momentum = 0.9, .synchronized = true}), z_(std::move(z)), z_rows_(z_rows) {
+    bn_.build(sample, 0);
+    channels_ = sample[0];
+    spatial_ = sample.size() / channels_;
+  }
+  std::string_view class_name() const override { return "PeeredSyncBatchNorm"; }
+  nn::Shape output_shape(const nn::Shape& in) const override { return in; }
+  nn::TensorView<const double> forward(nn::TensorView<const double> x, bool training) override {
+    calls_ = 0;
+    rows_ = x.batch();
+    bn_.begin_batch({.offset = 0,
+                     .rows = rows_,
+                     .global_rows = rows_ + z_rows_,
+                     .reducer = this,
+                     .reduce = [](void* self, std::span<double> v) {
+                       static_cast<PeeredSyncBatchNorm*>(self)->peer_adds(v);
+                     }});
+    return bn_.forward(x, training);
+  }
+  nn::TensorView<const double> backward(nn::TensorView<const double> dy, bool need) override {
+    return bn_.backward(dy, need);
+  }
+  std::vector<std::span<double>> parameters() override { return bn_.parameters(); }
+  std::vector<std::span<double>> gradients() override { return bn_.gradients(); }
+  nn::BatchNormalizationLayer<double>& bn() { return bn_; }
+  int calls() const { return calls_; }
+
+ private:
+  void peer_adds(std::span<double> v) {
+    const auto C = static_cast<std::size_t>(channels_);
+    const double count = static_cast<double>((rows_ + z_rows_) * spatial_);
+    if (calls_ == 0 || calls_ == 1) {
+      REQUIRE(v.size() == C);
+      mean_.resize(C);
+      for (std::size_t c = 0; c < C; ++c) {
+        double add = 0;
+        for (index_t n = 0; n < z_rows_; ++n) {
+          for (index_t s = 0; s < spatial_; ++s) {
+            const double value =
+                z_[static_cast<std::size_t>((n * channels_ + static_cast<index_t>(c)) * spatial_ + s)];
+            add += calls_ == 0 ? value : (value - mean_[c]) * (value - mean_[c]);
+          }
+        }
+        v[c] += add;
+        if (calls_ == 0) mean_[c] = v[c] / count;  // the global mean, for the second pass
+      }
+    } else {
+      REQUIRE(v.size() == 2 * C);  // backward: the peer's dy are 0
+    }
+    ++calls_;
+  }
+
+  nn::BatchNormalizationLayer<double> bn_;
+  std::vector<double> z_;
+  index_t z_rows_, rows_ = 0, channels_ = 0, spatial_ = 1;
+  std::vector<double> mean_;
+  int calls_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("nn BatchNormalization(synchronized): global statistics and their gradients, with a "
+          "simulated peer rank") {
+  std::mt19937_64 engine(5);
+  for (const nn::Shape& sample : {nn::Shape{6}, nn::Shape{2, 3, 2}}) {
+    CAPTURE(sample.to_string());
+    const index_t n = 4, z_rows = 3;
+    const std::vector<double> x = random_values(engine, sample.size() * n);
+    std::vector<double> z = random_values(engine, sample.size() * z_rows);
+    for (double& v : z) v = 2 * v + 1;  // the peer's rows have another mean and spread
+    PeeredSyncBatchNorm layer(sample, z, z_rows);
+    CHECK(layer.bn().synchronized());
+    // Forward: this rank's rows of one process's BatchNormalization on [x; z], and the same
+    // moving statistics.
+    const auto y = layer.forward({x.data(), sample.with_batch(n)}, true);
+    const std::vector<double> y_sync(y.data, y.data + y.size());
+    CHECK(layer.calls() == 2);  // two passes: sums, then squared deviations
+    nn::BatchNormalizationLayer<double> one({.momentum = 0.9});
+    one.build(sample, 0);
+    std::vector<double> xz = x;
+    xz.insert(xz.end(), z.begin(), z.end());
+    const auto y_one = one.forward({xz.data(), sample.with_batch(n + z_rows)}, true);
+    double worst = 0;
+    for (std::size_t i = 0; i < y_sync.size(); ++i) {
+      worst = std::max(worst, std::abs(y_sync[i] - y_one.data[i]));
+    }
+    CHECK(worst < 1e-13);
+    for (std::size_t b = 0; b < 2; ++b) {
+      for (std::size_t c = 0; c < static_cast<std::size_t>(sample[0]); ++c) {
+        CHECK(layer.bn().state()[b][c] == doctest::Approx(one.state()[b][c]).epsilon(1e-13));
+      }
+    }
+    // And not this rank's own statistics (the peer's rows moved them).
+    nn::BatchNormalizationLayer<double> local({.momentum = 0.9});
+    local.build(sample, 0);
+    const auto y_local = local.forward({x.data(), sample.with_batch(n)}, true);
+    CHECK(std::abs(y_local.data[0] - y_sync[0]) > 1e-3);
+    // Backward through the global statistics (one more reduction), against finite differences.
+    for (auto p : layer.parameters()) {
+      for (double& v : p) v += std::normal_distribution<double>(0, 0.5)(engine);
+    }
+    check_gradients(layer, sample.with_batch(n), x, engine, true);
+  }
+}
+
 TEST_CASE("nn BatchNormalization on images: statistics per channel over N, H, W") {
   // 2 samples, 2 channels, 1 x 2 pixels: channel 0 = {1, 3} and {5, 7} (mean 4, variance 5),
   // channel 1 = {0, 0} and {2, 2} (mean 1, variance 1).

@@ -76,6 +76,35 @@
  * - backward(dy, need_input_grad): dy has the shape of the last forward's output. Writes the
  *   parameter gradients and, when need_input_grad, returns dL/dx (otherwise an empty view:
  *   the first layer of a network skips its input-gradient GEMM, as PyTorch does).
+ * - begin_batch(context): called by Sequential on every layer before each training step's
+ *   forward(x, true), with where this process's rows sit in the step's global batch (see
+ *   nn::BatchContext). Default: nothing. Layers called without it (by hand, or a checkpoint
+ *   replaying Dropout's stream) see a single-process batch starting at row 0.
+ * - shadow_forward() / shadow_backward(need_input_grad): data-parallel training on a rank with
+ *   no rows in a step (its rows have run out, or its share of a small replicated batch is
+ *   empty) calls these instead of forward and backward, so that a layer whose passes make
+ *   collective calls (BatchNormalization with synchronized statistics) makes them here too,
+ *   with zero contributions, in the same order as the ranks that have rows, and a layer that
+ *   counts its steps (Dropout) keeps counting. Default: nothing.
+ * - rng_state(): the counters that key the layer's random streams (Dropout's seed and step),
+ *   which data-parallel fit broadcasts from rank 0 with the weights, so that every rank derives
+ *   the same streams however its model was built. Empty by default.
+ *
+ * \par Per-batch context (nn::BatchContext): design
+ * Data-parallel training needs two layers to know more than their own rows: Dropout must draw
+ * the mask of the row at position p of the global batch whichever rank holds it (masks keyed by
+ * the global row index, so every rank draws different masks and the union equals one process's
+ * masks), and synchronised BatchNormalization must sum its statistics over all ranks' rows.
+ * Layers are runtime-polymorphic and not templated on the execution policy, so Sequential<T,
+ * Exec> hands them a small policy-free value: the rank's row offset in the global batch, its row
+ * count, the global batch's rows, and a type-erased in-place sum over the ranks (a function
+ * pointer and the policy's address: no allocation, no virtual policy interface, and the identity
+ * for exec::local, so one code path serves one process and many). The new virtuals (begin_batch,
+ * shadow_forward/shadow_backward, rng_state) default to no-ops, so every existing and
+ * user-defined layer works unchanged. Collective calls made
+ * through it are blocking, issued in the same order on every rank (forward: layer order;
+ * backward: reverse layer order, between the gradient buckets' non-blocking reductions, which
+ * MPI matches by order), which the shadow_* calls guarantee for ranks without rows.
  */
 
 #include <concepts>
@@ -90,6 +119,33 @@
 #include "onelearn/nn/tensor.hpp"
 
 namespace onelearn::nn {
+
+/// What Sequential tells each layer about a training step's batch (Layer::begin_batch): this
+/// process's rows are rows [offset, offset + rows) of the step's global batch of global_rows
+/// rows (one process: offset 0, rows == global_rows). Sequential's losses average over the
+/// process's own rows, so the gradients a layer receives are global_rows / rows times its
+/// share of the global batch's (Sequential scales them by gradient_weight() before summing
+/// over the ranks); a layer that combines gradient sums across ranks must undo that factor.
+struct BatchContext {
+  index_t offset = 0;
+  index_t rows = 0;
+  index_t global_rows = 0;
+  /// The type-erased sum over the ranks: reduce(reducer, values); null for one process.
+  void* reducer = nullptr;
+  void (*reduce)(void* reducer, std::span<double> values) = nullptr;
+
+  /// Replaces `values` by their element-wise sum over the ranks (nothing for one process).
+  /// Collective: every rank calls it with the same size at the same point of the step.
+  void allreduce_sum(std::span<double> values) const {
+    if (reduce != nullptr && !values.empty()) reduce(reducer, values);
+  }
+  /// True when the step spans several processes (allreduce_sum communicates).
+  [[nodiscard]] bool distributed() const noexcept { return reduce != nullptr; }
+  /// rows / global_rows: the factor Sequential scales this process's gradients by.
+  [[nodiscard]] double gradient_weight() const noexcept {
+    return global_rows > 0 ? static_cast<double>(rows) / static_cast<double>(global_rows) : 0.0;
+  }
+};
 
 template <class T>
 class Layer {
@@ -132,6 +188,18 @@ class Layer {
 
   /// What the layer's regularisers add to the loss (its gradient is added in backward).
   [[nodiscard]] virtual double regularization_loss() const { return 0; }
+
+  /// The step's batch layout, before forward(x, true) (see BatchContext). Default: nothing.
+  virtual void begin_batch(const BatchContext& /*context*/) {}
+  /// A data-parallel step in which this rank has no rows: called in place of forward(x, true),
+  /// so collective calls of the forward pass are still made (with zero contributions).
+  virtual void shadow_forward() {}
+  /// The same for backward (need_input_grad as backward's would have been).
+  virtual void shadow_backward(bool /*need_input_grad*/) {}
+
+  /// Counters keying the layer's random streams (Dropout: seed, step), broadcast from rank 0
+  /// by data-parallel fit. Empty by default.
+  [[nodiscard]] virtual std::span<std::int64_t> rng_state() { return {}; }
 
   [[nodiscard]] index_t count_params() {
     index_t n = 0;

@@ -36,10 +36,22 @@
  * silently different clipping.
  *
  * State is kept per parameter buffer (Optimizer::build allocates it for the buffers
- * Sequential collects from its layers), in T, and exposed by state() for checkpoints and for
- * sharding it across ranks later. A checkpoint (nn/checkpoint.hpp) saves state(), iterations()
+ * Sequential collects from its layers), in T, and exposed by state() for checkpoints;
+ * state_bytes() is its size. A checkpoint (nn/checkpoint.hpp) saves state(), iterations()
  * and, when it is a constant, the learning rate, and restores them with set_iterations and
  * set_learning_rate; a schedule is code, so it is recomputed from the restored step.
+ *
+ * \par Sharded state (ZeRO stage 1; data-parallel Sequential's FitOptions::shard_optimizer_state)
+ * Every update is element-wise (the only cross-element quantity, the global clipping norm, is
+ * a sum of squares), so the optimizer can hold the state of a slice of the parameters only.
+ * Think of the parameter buffers as one flat vector in buffer order; shard(begin, end) keeps
+ * the state of the flat range [begin, end) (local, no communication): afterwards the optimizer
+ * works on the pieces of the buffers that fall in the range (the intersections, in order,
+ * empty ones dropped), step takes those pieces (and a function summing the clipping norm's
+ * squares over the shards), state() and state_bytes() are the slice's. unshard(gather)
+ * rebuilds the whole state from every shard's slice, gather(mine) returning the slices of all
+ * shards concatenated in range order (an all-gather: collective). build() and reset_shard()
+ * return to whole, fresh state. nn/detail/gradient_sync.hpp drives this for Sequential.
  *
  * Errors: `invalid_argument` (at compile) for a learning rate < 0, betas, rho or momentum
  * outside [0, 1), epsilon <= 0, weight_decay < 0, global_clipnorm < 0, or a bad schedule.
@@ -53,6 +65,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
@@ -84,20 +97,35 @@ class Optimizer {
     iterations_ = 0;
     sizes_.clear();
     for (const auto& p : params) sizes_.push_back(p.size());
+    full_sizes_.clear();
+    sharded_ = false;
     build_state();
   }
 
   /// One update of every buffer from its gradient (clipped first when global_clipnorm is set;
   /// the clipping scales the gradient buffers in place).
   void step(std::span<const std::span<T>> params, std::span<const std::span<T>> grads) {
-    if (params.size() != sizes_.size()) {
-      throw invalid_argument(
-          std::string(name()) + ".step: expected " + std::to_string(sizes_.size()) +
-          " parameter buffers, as in build, found " + std::to_string(params.size()));
+    step(params, grads, [](double squares) { return squares; });
+  }
+
+  /// The same on a shard's pieces (see "Sharded state"): sum_over_shards(x) returns the sum
+  /// of x over all shards (an all-reduce), called once per step with this shard's sum of
+  /// squared gradients when global_clipnorm is set, so that every shard clips by the global
+  /// norm.
+  template <class SumOverShards>
+  void step(std::span<const std::span<T>> params, std::span<const std::span<T>> grads,
+            SumOverShards&& sum_over_shards) {
+    if (params.size() != sizes_.size() || grads.size() != sizes_.size()) {
+      throw invalid_argument(std::string(name()) + ".step: expected " +
+                             std::to_string(sizes_.size()) +
+                             " parameter and gradient buffers, as in build, found " +
+                             std::to_string(params.size()) + " and " +
+                             std::to_string(grads.size()));
     }
     if (global_clipnorm_ > 0) {
       double squares = 0;
       for (const auto& g : grads) squares += as_array(g).template cast<double>().square().sum();
+      squares = sum_over_shards(squares);
       const double norm = std::sqrt(squares);
       if (norm > global_clipnorm_) {
         const T scale = static_cast<T>(global_clipnorm_ / norm);
@@ -135,11 +163,121 @@ class Optimizer {
     iterations_ = iterations;
   }
 
-  /// The state buffers (moments, accumulators), for checkpoints.
+  /// The state buffers (moments, accumulators), for checkpoints: slot s of buffer i at
+  /// i * slots() + s (of the shard's pieces when sharded).
   [[nodiscard]] std::vector<std::span<T>> state() {
     std::vector<std::span<T>> out;
     for (auto& s : state_) out.emplace_back(s);
     return out;
+  }
+
+  /// Bytes of state this process holds (the slice's when sharded): the optimizer memory.
+  [[nodiscard]] std::size_t state_bytes() const noexcept {
+    std::size_t n = 0;
+    for (const auto& s : state_) n += s.size();
+    return n * sizeof(T);
+  }
+  /// State buffers per parameter buffer (Adam: 2, the moments).
+  [[nodiscard]] int slots() const noexcept { return slots_; }
+
+  /// Whether the state is a slice (shard) rather than the whole.
+  [[nodiscard]] bool is_sharded() const noexcept { return sharded_; }
+  /// The flat range [begin, end) whose state this optimizer holds (everything when whole).
+  [[nodiscard]] std::pair<std::size_t, std::size_t> shard_range() const noexcept {
+    return sharded_ ? std::pair{shard_begin_, shard_end_} : std::pair{std::size_t{0}, total()};
+  }
+  /// The number of parameter values of the whole model (the flat vector's length).
+  [[nodiscard]] std::size_t total() const noexcept {
+    std::size_t n = 0;
+    for (const std::size_t size : sharded_ ? full_sizes_ : sizes_) n += size;
+    return n;
+  }
+
+  /// Keeps only the state of the flat range [begin, end) of whole state (see "Sharded
+  /// state"); iterations and learning rate are kept. Local: no communication.
+  void shard(std::size_t begin, std::size_t end) {
+    const std::string where = std::string(name()) + ".shard";
+    if (sharded_) {
+      throw invalid_argument(where + ": expected whole optimizer state, found a shard; call "
+                             "unshard first");
+    }
+    if (begin > end || end > total()) {
+      throw invalid_argument(where + ": expected 0 <= begin <= end <= " +
+                             std::to_string(total()) + ", found [" + std::to_string(begin) +
+                             ", " + std::to_string(end) + ")");
+    }
+    std::vector<std::size_t> pieces;
+    std::vector<std::pair<std::size_t, std::size_t>> source;  // (buffer, offset in it)
+    std::size_t offset = 0;
+    for (std::size_t j = 0; j < sizes_.size(); ++j) {
+      const std::size_t lo = std::max(begin, offset);
+      const std::size_t hi = std::min(end, offset + sizes_[j]);
+      if (lo < hi) {
+        pieces.push_back(hi - lo);
+        source.emplace_back(j, lo - offset);
+      }
+      offset += sizes_[j];
+    }
+    std::vector<AlignedVector<T>> whole = std::move(state_);
+    const std::size_t slots = static_cast<std::size_t>(slots_);
+    full_sizes_ = std::move(sizes_);
+    sizes_ = std::move(pieces);
+    build_state();  // the pieces' buffers (initial values overwritten below)
+    for (std::size_t k = 0; k < sizes_.size(); ++k) {
+      for (std::size_t s = 0; s < slots; ++s) {
+        const auto& from = whole[source[k].first * slots + s];
+        std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(source[k].second), sizes_[k],
+                    state_[k * slots + s].begin());
+      }
+    }
+    sharded_ = true;
+    shard_begin_ = begin;
+    shard_end_ = end;
+  }
+
+  /// Rebuilds whole state from every shard's slice: gather(std::span<const T> mine) must
+  /// return every shard's values concatenated in range order (an all-gather; collective, so
+  /// every shard calls unshard, once per slot). Nothing happens when the state is whole.
+  template <class Gather>
+  void unshard(Gather&& gather) {
+    if (!sharded_) return;
+    const std::size_t slots = static_cast<std::size_t>(slots_);
+    const std::size_t n = total();
+    std::vector<T> mine(shard_end_ - shard_begin_);
+    std::vector<std::vector<T>> flat;
+    for (std::size_t s = 0; s < slots; ++s) {
+      std::size_t at = 0;
+      for (std::size_t k = 0; k < sizes_.size(); ++k) {
+        const auto& piece = state_[k * slots + s];
+        std::copy(piece.begin(), piece.end(), mine.begin() + static_cast<std::ptrdiff_t>(at));
+        at += piece.size();
+      }
+      flat.push_back(gather(std::span<const T>(mine)));
+      if (flat.back().size() != n) {
+        throw distributed_error(std::string(name()) + ".unshard: expected the shards' state to "
+                                "gather to " + std::to_string(n) + " values, found " +
+                                std::to_string(flat.back().size()));
+      }
+    }
+    reset_shard();
+    std::size_t offset = 0;
+    for (std::size_t j = 0; j < sizes_.size(); ++j) {
+      for (std::size_t s = 0; s < slots; ++s) {
+        std::copy_n(flat[s].begin() + static_cast<std::ptrdiff_t>(offset), sizes_[j],
+                    state_[j * slots + s].begin());
+      }
+      offset += sizes_[j];
+    }
+  }
+
+  /// Returns to whole state, freshly initialised (what loading a checkpoint overwrites);
+  /// iterations and learning rate are kept. Local. Nothing happens when the state is whole.
+  void reset_shard() {
+    if (!sharded_) return;
+    sizes_ = std::move(full_sizes_);
+    full_sizes_.clear();
+    sharded_ = false;
+    build_state();
   }
 
  protected:
@@ -179,6 +317,10 @@ class Optimizer {
   std::vector<std::size_t> sizes_;
   std::vector<AlignedVector<T>> state_;
   int slots_ = 0;
+  // Sharded: sizes_ are the pieces of [shard_begin_, shard_end_), full_sizes_ the buffers'.
+  std::vector<std::size_t> full_sizes_;
+  bool sharded_ = false;
+  std::size_t shard_begin_ = 0, shard_end_ = 0;
 };
 
 template <class T>

@@ -13,6 +13,8 @@
  * gradient buffers; backward uses the output where the derivative is a function of it
  * (sigmoid, tanh, softmax, log-softmax, ELU) and the input otherwise (ReLU, LeakyReLU, GELU).
  *
+ * Accessors: activation() (which one, a detail::Activation), alpha() (LeakyReLU's and ELU's).
+ *
  * Differences from Keras: Keras has no Sigmoid/Tanh/GELU/LogSoftmax layers (it uses
  * Activation("sigmoid") etc.); these are PyTorch's names. ReLU has no max_value/threshold.
  */
@@ -34,6 +36,11 @@ class ActivationLayer final : public Layer<T> {
   [[nodiscard]] std::string_view class_name() const override { return name_; }
 
   [[nodiscard]] Shape output_shape(const Shape& input) const override { return input; }
+
+  /// Which activation this layer computes.
+  [[nodiscard]] detail::Activation activation() const noexcept { return kind_; }
+  /// LeakyReLU's and ELU's alpha, in the layer's precision (0 for the others).
+  [[nodiscard]] T alpha() const noexcept { return alpha_; }
 
   TensorView<const T> forward(TensorView<const T> x, bool /*training*/) override {
     x_ = x;

@@ -23,6 +23,9 @@
  *   image border is not darkened by the zeros around it; PyTorch's AvgPool2d default is true
  *   (every window divides by kh·kw). Without padding the two agree.
  *
+ * \par Accessors
+ * As MaxPool2D's (pool_size(), strides(), padding(), geometry(input)), and count_include_pad().
+ *
  * \par Differences from Keras / PyTorch
  * - Explicit padding sizes (Keras has only valid / same); no ceil_mode or divisor_override
  *   (PyTorch's).
@@ -48,6 +51,14 @@ class AveragePool2DLayer final : public Layer<T>, private detail::PoolBase {
   AveragePool2DLayer(Size2 pool_size, const PoolOptions& options)
       : detail::PoolBase("AveragePool2D", pool_size, options),
         count_include_pad_(options.count_include_pad) {}
+
+  // The settings (Keras's config names) and the resolved window: see detail::PoolBase.
+  using detail::PoolBase::geometry;
+  using detail::PoolBase::padding;
+  using detail::PoolBase::pool_size;
+  using detail::PoolBase::strides;
+  /// Whether padded positions count in the divisor (false: only the image positions do).
+  [[nodiscard]] bool count_include_pad() const noexcept { return count_include_pad_; }
 
   [[nodiscard]] std::string_view class_name() const override { return "AveragePool2D"; }
   [[nodiscard]] Shape output_shape(const Shape& input) const override {

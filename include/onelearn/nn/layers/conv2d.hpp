@@ -53,6 +53,12 @@
  *   (default 0; adds kernel_l2 · Σ W² to the loss), `seed`: as Dense. Fans are Keras's:
  *   fan_in = C/groups · kh · kw, fan_out = filters · kh · kw. The bias starts at 0.
  *
+ * \par Accessors
+ * filters(), kernel_size(), strides(), dilation_rate(), padding() (as given), groups(),
+ * activation() (the fused one), alpha() (its slope), use_bias(); geometry(): the built layer's
+ * resolved window (padding sizes after "same", output size); parameters() const: read-only
+ * [kernel, bias].
+ *
  * \par Differences from Keras
  * - Channels-first data (see Layout), kernel in PyTorch's layout.
  * - Explicit (and asymmetric) padding sizes, which Keras's Conv2D lacks (it needs a
@@ -267,8 +273,13 @@ class Conv2DLayer final : public Layer<T> {
     return dx_.view();
   }
 
-  [[nodiscard]] std::vector<std::span<T>> parameters() override { return split(params_); }
-  [[nodiscard]] std::vector<std::span<T>> gradients() override { return split(grads_); }
+  [[nodiscard]] std::vector<std::span<T>> parameters() override { return split<T>(params_); }
+  [[nodiscard]] std::vector<std::span<T>> gradients() override { return split<T>(grads_); }
+  /// Read-only parameters(): [kernel (filters, C / groups, kh, kw), bias] (empty before build),
+  /// for code that holds a const layer (ONNX export).
+  [[nodiscard]] std::vector<std::span<const T>> parameters() const {
+    return split<const T>(params_);
+  }
 
   [[nodiscard]] double regularization_loss() const override {
     if (l2_double_ == 0 || params_.empty()) return 0;
@@ -277,8 +288,21 @@ class Conv2DLayer final : public Layer<T> {
            Eigen::Map<const Vector<T>>(params_.data(), k).template cast<double>().squaredNorm();
   }
 
+  // The settings, under Keras's config names.
   [[nodiscard]] index_t filters() const noexcept { return filters_; }
-  /// The resolved geometry (padding sizes after "same", output size) of the built layer.
+  [[nodiscard]] Size2 kernel_size() const noexcept { return kernel_; }
+  [[nodiscard]] Size2 strides() const noexcept { return strides_; }
+  [[nodiscard]] Size2 dilation_rate() const noexcept { return dilation_; }
+  /// The padding as given ("valid", "same" or sizes); geometry() has the resolved sizes.
+  [[nodiscard]] const Padding2D& padding() const noexcept { return padding_; }
+  [[nodiscard]] index_t groups() const noexcept { return groups_; }
+  /// The fused activation (linear when none).
+  [[nodiscard]] detail::Activation activation() const noexcept { return activation_; }
+  /// The fused activation's slope: 0.2 for leaky_relu, 1 for elu, 0 (unused) otherwise.
+  [[nodiscard]] T alpha() const noexcept { return alpha_; }
+  [[nodiscard]] bool use_bias() const noexcept { return use_bias_; }
+  /// The resolved geometry (padding sizes after "same": pad_top, pad_bottom, pad_left,
+  /// pad_right; output size) of the built layer.
   [[nodiscard]] const detail::WindowGeometry& geometry() const noexcept { return geom_; }
 
  private:
@@ -308,12 +332,13 @@ class Conv2DLayer final : public Layer<T> {
     return {params_.data() + filters_ * depth_, static_cast<std::size_t>(filters_)};
   }
 
-  /// [kernel, bias] views of one contiguous buffer.
-  std::vector<std::span<T>> split(AlignedVector<T>& buffer) const {
+  /// [kernel, bias] views of one contiguous buffer (U: T, or const T for read-only views).
+  template <class U>
+  std::vector<std::span<U>> split(std::span<U> buffer) const {
     if (buffer.empty()) return {};
     const auto k = static_cast<std::size_t>(filters_ * depth_);
-    std::vector<std::span<T>> out{std::span<T>(buffer.data(), k)};
-    if (use_bias_) out.emplace_back(buffer.data() + k, static_cast<std::size_t>(filters_));
+    std::vector<std::span<U>> out{buffer.first(k)};
+    if (use_bias_) out.push_back(buffer.subspan(k, static_cast<std::size_t>(filters_)));
     return out;
   }
 

@@ -31,6 +31,10 @@
  * - `seed` (optional): seed of the kernel's initial values; without it the layer's seed is
  *   derived from the fit seed and the layer's position.
  *
+ * \par Accessors
+ * units(), activation() (the fused one), alpha() (its slope), use_bias(); parameters() const:
+ * read-only [kernel, bias].
+ *
  * \par Differences from Keras
  * - No bias_initializer, bias/activity regularisers or constraints.
  *
@@ -182,15 +186,27 @@ class DenseLayer final : public Layer<T> {
     return dx_.view();
   }
 
-  [[nodiscard]] std::vector<std::span<T>> parameters() override { return split(params_); }
-  [[nodiscard]] std::vector<std::span<T>> gradients() override { return split(grads_); }
+  [[nodiscard]] std::vector<std::span<T>> parameters() override { return split<T>(params_); }
+  [[nodiscard]] std::vector<std::span<T>> gradients() override { return split<T>(grads_); }
 
   [[nodiscard]] double regularization_loss() const override {
     if (l2_double_ == 0 || params_.empty()) return 0;
     return l2_double_ * kernel().template cast<double>().squaredNorm();
   }
 
+  /// Read-only parameters(): [kernel (input width x units, row-major), bias] (empty before
+  /// build), for code that holds a const layer (ONNX export).
+  [[nodiscard]] std::vector<std::span<const T>> parameters() const {
+    return split<const T>(params_);
+  }
+
+  // The settings, under Keras's config names.
   [[nodiscard]] index_t units() const noexcept { return units_; }
+  /// The fused activation (linear when none).
+  [[nodiscard]] detail::Activation activation() const noexcept { return activation_; }
+  /// The fused activation's slope: 0.2 for leaky_relu, 1 for elu, 0 (unused) otherwise.
+  [[nodiscard]] T alpha() const noexcept { return alpha_; }
+  [[nodiscard]] bool use_bias() const noexcept { return use_bias_; }
 
  private:
   [[nodiscard]] Eigen::Map<const Matrix<T>> kernel() const { return {params_.data(), in_, units_}; }
@@ -198,12 +214,13 @@ class DenseLayer final : public Layer<T> {
     return {params_.data() + in_ * units_, units_};
   }
 
-  /// [kernel, bias] views of one contiguous buffer.
-  std::vector<std::span<T>> split(AlignedVector<T>& buffer) const {
+  /// [kernel, bias] views of one contiguous buffer (U: T, or const T for read-only views).
+  template <class U>
+  std::vector<std::span<U>> split(std::span<U> buffer) const {
     if (buffer.empty()) return {};
     const auto k = static_cast<std::size_t>(in_ * units_);
-    std::vector<std::span<T>> out{std::span<T>(buffer.data(), k)};
-    if (use_bias_) out.emplace_back(buffer.data() + k, static_cast<std::size_t>(units_));
+    std::vector<std::span<U>> out{buffer.first(k)};
+    if (use_bias_) out.push_back(buffer.subspan(k, static_cast<std::size_t>(units_)));
     return out;
   }
 

@@ -26,6 +26,9 @@
  *   fan_out = output_dim), zeros.
  * - `seed` (optional): as Dense.
  *
+ * \par Accessors
+ * input_dim(), output_dim(); parameters() const: the table, read-only.
+ *
  * \par Differences from Keras
  * - No mask_zero, regularisers or constraints; indices are T values, not an integer tensor.
  *
@@ -171,16 +174,22 @@ class EmbeddingLayer final : public Layer<T> {
     return dx_.view();
   }
 
-  [[nodiscard]] std::vector<std::span<T>> parameters() override { return split(params_); }
-  [[nodiscard]] std::vector<std::span<T>> gradients() override { return split(grads_); }
+  [[nodiscard]] std::vector<std::span<T>> parameters() override { return split<T>(params_); }
+  [[nodiscard]] std::vector<std::span<T>> gradients() override { return split<T>(grads_); }
+  /// Read-only parameters(): [the (input_dim x output_dim) table] (empty before build), for
+  /// code that holds a const layer (ONNX export).
+  [[nodiscard]] std::vector<std::span<const T>> parameters() const {
+    return split<const T>(params_);
+  }
 
   [[nodiscard]] index_t input_dim() const noexcept { return input_dim_; }
   [[nodiscard]] index_t output_dim() const noexcept { return output_dim_; }
 
  private:
-  static std::vector<std::span<T>> split(AlignedVector<T>& buffer) {
+  template <class U>
+  static std::vector<std::span<U>> split(std::span<U> buffer) {
     if (buffer.empty()) return {};
-    return {std::span<T>(buffer)};
+    return {buffer};
   }
 
   index_t input_dim_, output_dim_;

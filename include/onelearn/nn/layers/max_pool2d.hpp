@@ -27,6 +27,10 @@
  *   sizes p, {ph, pw}, {top, bottom, left, right}, each smaller than the pool size (so every
  *   window holds an image position).
  *
+ * \par Accessors
+ * pool_size(), strides() (the pool size when not given), padding() (as given);
+ * geometry(input): the window over a (C, H, W) input, padding sizes resolved.
+ *
  * \par Differences from Keras / PyTorch
  * - Explicit padding sizes (Keras has only valid / same); no dilation and no ceil_mode
  *   (PyTorch's), no return_indices.
@@ -70,6 +74,14 @@ class PoolBase {
     check_pool_padding(name, padding_, pool_);
   }
 
+  [[nodiscard]] Size2 pool_size() const noexcept { return pool_; }
+  /// The strides in use (the pool size when the options left the default).
+  [[nodiscard]] Size2 strides() const noexcept { return strides_; }
+  /// The padding as given ("valid", "same" or sizes); geometry(input) has the resolved sizes.
+  [[nodiscard]] const Padding2D& padding() const noexcept { return padding_; }
+
+  /// The window over a per-sample input shape (C, H, W): padding sizes resolved ("same"),
+  /// output size; shape_error as output_shape.
   [[nodiscard]] WindowGeometry geometry(const Shape& input) const {
     return make_geometry(name_, input, pool_, strides_, Size2{1}, padding_);
   }
@@ -108,6 +120,12 @@ class MaxPool2DLayer final : public Layer<T>, private detail::PoolBase {
  public:
   MaxPool2DLayer(Size2 pool_size, const PoolOptions& options)
       : detail::PoolBase("MaxPool2D", pool_size, options) {}
+
+  // The settings (Keras's config names) and the resolved window: see detail::PoolBase.
+  using detail::PoolBase::geometry;
+  using detail::PoolBase::padding;
+  using detail::PoolBase::pool_size;
+  using detail::PoolBase::strides;
 
   [[nodiscard]] std::string_view class_name() const override { return "MaxPool2D"; }
   [[nodiscard]] Shape output_shape(const Shape& input) const override {
