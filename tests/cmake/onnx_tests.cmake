@@ -6,7 +6,9 @@
 #                     model passes the checker and predicts as onelearn does, in onelearn's
 #                     executor and in onnxruntime (Node; skipped, saying why, without it);
 #                     unit_onnx/test_onnx_import_estimators.cpp: ONNX-ML files (onelearn's and
-#                     skl2onnx's layouts) become fitted estimators
+#                     skl2onnx's layouts) become fitted estimators; unit_onnx/test_onnx_nn.cpp:
+#                     nn::Sequential exported (checked in onnxruntime), read back, and PyTorch's
+#                     exports imported as trainable Sequentials and fine-tuned
 #   onnx_conformance  onelearn-onnx check over every node/test_* folder (folders with an operator
 #                     or a data type outside the supported list are reported as skipped) and the
 #                     PyTorch-exported models of issue 6; any failure fails the test, and so does
@@ -22,6 +24,7 @@ add_executable(onelearn_onnx_tests
   "${CMAKE_CURRENT_SOURCE_DIR}/unit_onnx/test_onnx.cpp"
   "${CMAKE_CURRENT_SOURCE_DIR}/unit_onnx/test_onnx_export.cpp"
   "${CMAKE_CURRENT_SOURCE_DIR}/unit_onnx/test_onnx_import_estimators.cpp"
+  "${CMAKE_CURRENT_SOURCE_DIR}/unit_onnx/test_onnx_nn.cpp"
   "${CMAKE_CURRENT_SOURCE_DIR}/unit/main.cpp")
 target_link_libraries(onelearn_onnx_tests PRIVATE onelearn_test_support onelearn::onnx)
 add_test(NAME onnx_unit COMMAND onelearn_onnx_tests)

@@ -32,6 +32,7 @@
 #include "onelearn/onnx/export/check.hpp"
 #include "onelearn/onnx/graph.hpp"
 #include "support.hpp"
+#include "onnxruntime_support.hpp"
 
 namespace {
 
@@ -41,6 +42,12 @@ using onelearn::index_t;
 using onelearn::Labels;
 using onelearn::Matrix;
 using onelearn::Vector;
+using onelearn::test::node_command;
+using onelearn::test::node_path;
+using onelearn::test::onnxruntime_unavailable;
+using onelearn::test::quoted;
+using onelearn::test::run_command;
+using onelearn::test::runner_script;
 
 /// One exported model and what onelearn predicts for its input.
 struct ExportCase {
@@ -267,59 +274,6 @@ const std::vector<ExportCase>& all_cases() {
     return out;
   }();
   return cases;
-}
-
-// ---- onnxruntime through Node ----
-
-fs::path runner_script() {
-  return fs::path(ONELEARN_TEST_DATA_DIR).parent_path() / "onnx" / "run_onnxruntime.js";
-}
-
-/// Where onnxruntime-node is installed: $ONELEARN_ONNXRUNTIME_NODE_PATH (a node_modules
-/// directory), else build-onnxrt/node_modules beside tests/ (what scripts install).
-std::string node_path() {
-  if (const char* env = std::getenv("ONELEARN_ONNXRUNTIME_NODE_PATH"); env != nullptr && *env) {
-    return env;
-  }
-  return (fs::path(ONELEARN_TEST_DATA_DIR).parent_path().parent_path() / "build-onnxrt" /
-          "node_modules")
-      .string();
-}
-
-/// Runs a shell command, returning its exit status and standard output.
-std::pair<int, std::string> run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, out};
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {status, out};
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-std::string node_command() { return "NODE_PATH=" + quoted(node_path()) + " node"; }
-
-/// Empty when node and onnxruntime-node can run, else why not.
-const std::string& onnxruntime_unavailable() {
-  static const std::string reason = []() -> std::string {
-    if (run_command("node --version >/dev/null 2>&1").first != 0) {
-      return "node is not installed (onnxruntime runs through Node)";
-    }
-    const auto [status, version] =
-        run_command(node_command() +
-                    " -e \"process.stdout.write(require('onnxruntime-node/package.json')"
-                    ".version)\" 2>/dev/null");
-    if (status != 0) {
-      return "the npm package onnxruntime-node is not installed under " + node_path() +
-             " (npm install --ignore-scripts onnxruntime-node there, or set "
-             "ONELEARN_ONNXRUNTIME_NODE_PATH)";
-    }
-    return {};
-  }();
-  return reason;
 }
 
 /// Output name -> (values, dims) for one model from the JSON the script prints.

@@ -22,9 +22,11 @@
 //   cluster.hpp        KMeans (label, scores)
 //   naive_bayes.hpp    GaussianNB
 //   pipeline.hpp       pipeline::Pipeline of the above (one graph)
-// The format (opsets, names, metadata, float32) and how to add a model type (nn::Sequential
-// will be export/sequential.hpp) are described in onnx/export/core.hpp; checking a model with
-// ONNX's checker in onnx/export/check.hpp.
+//   nn.hpp             a built nn::Sequential (Gemm, Conv, MaxPool, AveragePool,
+//                      BatchNormalization, activations, Flatten, Reshape; input N, C, H, W for
+//                      images); onnx/to_sequential.hpp reads such a chain back as a Sequential
+// The format (opsets, names, metadata, float32) and how to add a model type are described in
+// onnx/export/core.hpp; checking a model with ONNX's checker in onnx/export/check.hpp.
 //
 // Needs ONNX_ML=1 and ONNX_NAMESPACE=onnx and links onnx_proto and protobuf (the target
 // onelearn::onnx).
@@ -34,5 +36,6 @@
 #include "onelearn/onnx/export/decomposition.hpp"
 #include "onelearn/onnx/export/linear.hpp"
 #include "onelearn/onnx/export/naive_bayes.hpp"
+#include "onelearn/onnx/export/nn.hpp"
 #include "onelearn/onnx/export/pipeline.hpp"
 #include "onelearn/onnx/export/preprocessing.hpp"

@@ -11,6 +11,11 @@
 //   std::cout << g.inputs()[0].name << ' ' << shape_string(y[0].shape()) << '\n';
 // \endcode
 //
+// From a graph to a trainable model: onnx::to_sequential<T>(graph) (onnx/to_sequential.hpp)
+// turns a chain of layers (PyTorch's MLPs and CNNs, onelearn's own exports) into a built
+// nn::Sequential<T>; onnx::to_estimator<E>(model) (onnx/to_estimator.hpp) turns an ONNX-ML
+// model (skl2onnx's or onelearn's) into the fitted estimator E.
+//
 // Operators (default domain, opsets 1 to 17): Gemm, MatMul, Add, Sub, Mul, Div, Pow, Exp, Log,
 // Sqrt, Neg, Abs, Clip, Relu, LeakyRelu, PRelu, Elu, Selu, Sigmoid, HardSigmoid, Tanh, Softplus,
 // Softsign, Softmax, LogSoftmax, Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze,

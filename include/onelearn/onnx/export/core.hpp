@@ -10,7 +10,10 @@
 //   onelearn::onnx::save(fitted_model, "model.onnx");
 // \endcode
 //
-// Adding a model type (nn::Sequential, say) means one new header declaring, in onelearn::onnx,
+// (A built nn::Sequential is exported by its own to_proto/save overloads in onnx/export/nn.hpp,
+// one node or a few per layer, on top of GraphBuilder; not through export_model.)
+//
+// Adding an estimator type means one new header declaring, in onelearn::onnx,
 //
 //   Exported export_model(GraphBuilder& b, const MyModel& m, const std::string& input);
 //

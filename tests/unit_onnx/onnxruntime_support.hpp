@@ -1,0 +1,77 @@
+#pragma once
+// onnxruntime as the independent runtime of the ONNX export tests (test_onnx_export.cpp,
+// test_onnx_nn.cpp): the npm package onnxruntime-node, run through Node by
+// tests/onnx/run_onnxruntime.js. Tests that need it are skipped, saying why, when Node or the
+// package is missing (onnxruntime_unavailable() gives the reason).
+//
+// \code
+//   #include "onnxruntime_support.hpp"
+//   using namespace onelearn::test;
+//   if (onnxruntime_unavailable().empty()) {
+//     const auto [status, json] = run_command(node_command() + " " +
+//         quoted(runner_script().string()) + " " + quoted("model.onnx") + " " + quoted("in.json"));
+//   }
+// \endcode
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+namespace onelearn::test {
+
+/// tests/onnx/run_onnxruntime.js.
+inline std::filesystem::path runner_script() {
+  return std::filesystem::path(ONELEARN_TEST_DATA_DIR).parent_path() / "onnx" /
+         "run_onnxruntime.js";
+}
+
+/// Where onnxruntime-node is installed: $ONELEARN_ONNXRUNTIME_NODE_PATH (a node_modules
+/// directory), else build-onnxrt/node_modules beside tests/ (what scripts install).
+inline std::string node_path() {
+  if (const char* env = std::getenv("ONELEARN_ONNXRUNTIME_NODE_PATH"); env != nullptr && *env) {
+    return env;
+  }
+  return (std::filesystem::path(ONELEARN_TEST_DATA_DIR).parent_path().parent_path() /
+          "build-onnxrt" / "node_modules")
+      .string();
+}
+
+/// Runs a shell command, returning its exit status and standard output.
+inline std::pair<int, std::string> run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, out};
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {status, out};
+}
+
+inline std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+inline std::string node_command() { return "NODE_PATH=" + quoted(node_path()) + " node"; }
+
+/// Empty when node and onnxruntime-node can run, else why not.
+inline const std::string& onnxruntime_unavailable() {
+  static const std::string reason = []() -> std::string {
+    if (run_command("node --version >/dev/null 2>&1").first != 0) {
+      return "node is not installed (onnxruntime runs through Node)";
+    }
+    const auto [status, version] =
+        run_command(node_command() +
+                    " -e \"process.stdout.write(require('onnxruntime-node/package.json')"
+                    ".version)\" 2>/dev/null");
+    if (status != 0) {
+      return "the npm package onnxruntime-node is not installed under " + node_path() +
+             " (npm install --ignore-scripts onnxruntime-node there, or set "
+             "ONELEARN_ONNXRUNTIME_NODE_PATH)";
+    }
+    return {};
+  }();
+  return reason;
+}
+
+}  // namespace onelearn::test

@@ -1,0 +1,656 @@
+// nn::Sequential <-> ONNX (onelearn/onnx/export/nn.hpp, onelearn/onnx/to_sequential.hpp).
+//
+// 1. Export: networks trained briefly on tests/data/digits (an MLP with fused and separate
+//    activations, Dropout and BatchNormalization; CNNs with Conv2D padding / stride / groups /
+//    dilation, pools with padding and both count_include_pad settings, BatchNormalization,
+//    GlobalAveragePool2D, Reshape, Flatten, Dense) pass ONNX's checker with full checks, and
+//    their outputs computed by onelearn's own executor (onnx::load + run) and by onnxruntime
+//    (onnxruntime-node through tests/onnx/run_onnxruntime.js) equal Sequential::predict within
+//    1e-5 of the output column's scale (at least 1), as test_onnx_export.cpp measures. A GELU
+//    network (Erf arithmetic) and an Embedding network (Cast + Gather) are compared with
+//    onnxruntime only: onelearn's executor has none of those operators.
+// 2. Export -> to_sequential -> predict equals the original's predict (1e-6; not the GELU
+//    network, whose Erf arithmetic is not a chain of layers).
+// 3. PyTorch exports from ONNX's backend test data (pytorch-converted/): to_sequential(load)
+//    then predict on input_0.pb equals output_0.pb within ONNX's backend tolerance
+//    (|a - b| <= 1e-7 + 1e-3 |b|); an imported MLP and CNN are then fine-tuned (loss falls,
+//    weights change).
+// 4. Errors: operators without a layer, branching graphs, inexpressible attributes, unbuilt
+//    models, layers without an export.
+#include <doctest/doctest.h>
+
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "onelearn/nn/layers/average_pool2d.hpp"
+#include "onelearn/nn/layers/batch_normalization.hpp"
+#include "onelearn/nn/layers/conv2d.hpp"
+#include "onelearn/nn/layers/embedding.hpp"
+#include "onelearn/nn/layers/global_average_pool2d.hpp"
+#include "onelearn/nn/layers/max_pool2d.hpp"
+#include "onelearn/nn/layers/reshape.hpp"
+#include "onelearn/nn/sequential.hpp"
+#include "onelearn/onnx/export.hpp"
+#include "onelearn/onnx/export/check.hpp"
+#include "onelearn/onnx/graph.hpp"
+#include "onelearn/onnx/to_sequential.hpp"
+#include "support.hpp"
+#include "onnxruntime_support.hpp"
+
+namespace {
+
+namespace ox = onelearn::onnx;
+namespace nn = onelearn::nn;
+namespace fs = std::filesystem;
+using onelearn::index_t;
+using onelearn::Matrix;
+using onelearn::Vector;
+using onelearn::test::node_command;
+using onelearn::test::node_path;
+using onelearn::test::onnxruntime_unavailable;
+using onelearn::test::quoted;
+using onelearn::test::run_command;
+using onelearn::test::runner_script;
+
+fs::path work_dir() {
+  struct TempDir {
+    fs::path path;
+    TempDir()
+        : path(fs::temp_directory_path() /
+               ("onelearn_onnx_nn_" + std::to_string(static_cast<long>(::getpid())))) {
+      fs::create_directories(path);
+    }
+    ~TempDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const TempDir dir;
+  return dir.path;
+}
+
+// ---- the exported networks ----
+
+struct Digits {
+  Matrix<float> X;                 // 300 training rows, pixels / 16
+  Vector<std::int64_t> y;
+};
+
+const Digits& digits() {
+  static const Digits d = [] {
+    const auto split = onelearn::test::load_split<float, std::int64_t>("digits");
+    Digits out;
+    out.X = split.X_train.topRows(300) / 16.f;
+    out.y = split.y_train.head(300);
+    return out;
+  }();
+  return d;
+}
+
+struct Case {
+  std::string name;
+  nn::Sequential<float> model;
+  std::vector<index_t> input_dims;  // per sample
+  bool executor = true;             // onelearn's executor runs it (not: Erf, Cast, Gather)
+  Matrix<float> X;                  // the input: digits().X, or the raw pixels for Embedding
+  ::onnx::ModelProto proto;
+  fs::path path;
+  Matrix<float> expected;  // predict on digits().X
+};
+
+void train(nn::Sequential<float>& model, const Matrix<float>& X) {
+  model.compile(nn::Adam{.learning_rate = 1e-2}, nn::SparseCategoricalCrossentropy{true});
+  model.fit(X, digits().y, {.epochs = 2, .batch_size = 32, .seed = 3});
+}
+
+std::vector<Case>& cases() {
+  static std::vector<Case> all = [] {
+    std::vector<Case> out;
+    const auto add = [&](std::string name, nn::Sequential<float> model,
+                         std::vector<index_t> dims, bool executor = true,
+                         float input_scale = 1.f) {
+      Case c;
+      c.X = digits().X * input_scale;
+      c.name = std::move(name);
+      c.model = std::move(model);
+      c.input_dims = std::move(dims);
+      c.executor = executor;
+      out.push_back(std::move(c));
+    };
+    add("mlp",
+        nn::Sequential<float>{nn::Input({64}), nn::Dense(32, "relu"), nn::Dropout{0.2},
+                              nn::BatchNormalization{}, nn::Dense(24, {.activation = "elu"}),
+                              nn::LeakyReLU{0.1}, nn::Dense(16, "tanh"), nn::ELU{0.5},
+                              nn::Dense(16, "leaky_relu"), nn::Sigmoid{}, nn::Dense(16),
+                              nn::Tanh{}, nn::Dense(10), nn::LogSoftmax{}},
+        {64});
+    add("cnn",
+        nn::Sequential<float>{
+            nn::Input({1, 8, 8}),
+            nn::Conv2D(6, 3, {.padding = "same", .activation = "relu"}),
+            nn::BatchNormalization{}, nn::MaxPool2D(2),                        // 6 x 4 x 4
+            nn::Conv2D(8, 3, {.strides = 2, .padding = 1, .groups = 2}),       // 8 x 2 x 2
+            nn::ReLU{}, nn::AveragePool2D(2, {.strides = 1, .padding = 1}),    // 8 x 3 x 3
+            nn::Flatten{}, nn::Dense(10), nn::Softmax{}},
+        {1, 8, 8});
+    add("cnn_pools",
+        nn::Sequential<float>{
+            nn::Input({1, 8, 8}),
+            nn::Conv2D(4, {3, 2}, {.strides = {1, 2}, .padding = nn::Padding2D(1, 0, 0, 1),
+                                   .dilation_rate = {2, 1}, .activation = "sigmoid"}),
+            nn::MaxPool2D(3, {.strides = 2, .padding = "same"}),
+            nn::AveragePool2D({2, 3}, {.strides = 1, .padding = 1, .count_include_pad = true}),
+            nn::BatchNormalization{{.momentum = 0.9, .epsilon = 1e-5}},
+            nn::GlobalAveragePool2D{}, nn::Reshape({2, 2}), nn::Dense(5, "softmax"),
+            nn::Flatten{}, nn::Dense(10)},
+        {1, 8, 8});
+    add("gelu_mlp",
+        nn::Sequential<float>{nn::Input({64}), nn::Dense(16, "gelu"), nn::GELU{},
+                              nn::Dense(10, "log_softmax")},
+        {64}, /*executor=*/false);
+    // The raw pixel values 0..16 as token ids (x 16 undoes the exact division by 16).
+    add("embedding",
+        nn::Sequential<float>{nn::Input({64}), nn::Embedding(17, 3), nn::Flatten{},
+                              nn::Dense(10)},
+        {64}, /*executor=*/false, 16.f);
+    for (Case& c : out) {
+      train(c.model, c.X);
+      c.expected = c.model.predict(c.X);
+      c.proto = ox::to_proto(c.model);
+      c.path = work_dir() / (c.name + ".onnx");
+      ox::save(c.model, c.path);
+    }
+    return out;
+  }();
+  return all;
+}
+
+/// The largest |a - b| / max(column's largest |b|, 1).
+double scaled_error(const std::vector<double>& got, const Matrix<float>& want) {
+  if (got.size() != static_cast<std::size_t>(want.size())) return INFINITY;
+  double worst = 0;
+  for (index_t j = 0; j < want.cols(); ++j) {
+    const double scale = std::max<double>(want.col(j).cwiseAbs().maxCoeff(), 1.0);
+    for (index_t i = 0; i < want.rows(); ++i) {
+      const double e =
+          std::abs(got[static_cast<std::size_t>(i * want.cols() + j)] - double(want(i, j)));
+      worst = std::max(worst, e / scale);
+    }
+  }
+  return worst;
+}
+
+std::vector<std::int64_t> batch_dims(const Case& c, index_t rows) {
+  std::vector<std::int64_t> dims = {rows};
+  for (const index_t d : c.input_dims) dims.push_back(d);
+  return dims;
+}
+
+fs::path testdata() { return "/usr/share/libonnx-testdata/data/pytorch-converted"; }
+
+/// A .pb tensor as (batch x rest) rows.
+Matrix<float> as_rows(const ox::Tensor& t) {
+  const std::vector<float> v = t.to_vector<float>();
+  const auto rows = static_cast<index_t>(t.shape().empty() ? 1 : t.shape()[0]);
+  const index_t cols = rows == 0 ? 0 : static_cast<index_t>(v.size()) / rows;
+  Matrix<float> m(rows, cols);
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) m(i, j) = v[static_cast<std::size_t>(i * cols + j)];
+  return m;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// A one-node-per-op model for the error tests: input X (N x 4), output Y.
+::onnx::ModelProto tiny_model() {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("tiny");
+  auto declare = [](::onnx::ValueInfoProto* v, const std::string& name) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(::onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_param("N");
+    t->mutable_shape()->add_dim()->set_dim_value(4);
+  };
+  declare(g->add_input(), "X");
+  declare(g->add_output(), "Y");
+  return m;
+}
+
+::onnx::NodeProto* add_node(::onnx::ModelProto& m, const std::string& op, const std::string& name,
+                            std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+/// A layer of one's own: to_proto has no translation for it.
+class Twice final : public nn::Layer<float> {
+ public:
+  [[nodiscard]] std::string_view class_name() const override { return "Twice"; }
+  [[nodiscard]] nn::Shape output_shape(const nn::Shape& in) const override { return in; }
+  nn::TensorView<const float> forward(nn::TensorView<const float> x, bool) override {
+    y_.reshape(x.shape);
+    y_.array() = 2 * x.array();
+    return y_.view();
+  }
+  nn::TensorView<const float> backward(nn::TensorView<const float> dy, bool) override {
+    dx_.reshape(dy.shape);
+    dx_.array() = 2 * dy.array();
+    return dx_.view();
+  }
+
+ private:
+  nn::Tensor<float> y_, dx_;
+};
+
+}  // namespace
+
+TEST_CASE("Sequential export: checker, onelearn's executor and predict agree") {
+  double worst = 0;
+  for (Case& c : cases()) {
+    INFO(c.name);
+    CHECK_NOTHROW(ox::check_model_full(c.proto));
+    const ::onnx::ModelProto saved = ox::read_model_proto(c.path);
+    CHECK(saved.SerializeAsString() == c.proto.SerializeAsString());
+    std::map<std::string, std::string> meta;
+    for (const auto& p : c.proto.metadata_props()) meta[p.key()] = p.value();
+    CHECK(meta["estimator"] == "Sequential");
+    CHECK(contains(meta["parameters"], "input_shape="));
+    CHECK(meta["onelearn_version"] == "0.1.0");
+    CHECK(c.proto.graph().input(0).name() == "X");
+    CHECK(c.proto.graph().output(0).name() == "variable");
+    CHECK(c.proto.graph().input(0).type().tensor_type().shape().dim(0).dim_param() == "N");
+    CHECK(c.proto.graph().input(0).type().tensor_type().shape().dim_size() ==
+          static_cast<int>(c.input_dims.size()) + 1);
+    // Exporting leaves the model as it was.
+    CHECK(c.model.predict(c.X) == c.expected);
+    if (!c.executor) continue;
+    const ox::Graph g = ox::load(c.path);
+    const Matrix<float>& X = c.X;
+    std::vector<float> x(X.data(), X.data() + X.size());
+    const std::vector<ox::Tensor> y = g.run({ox::Tensor(batch_dims(c, X.rows()), std::move(x))});
+    REQUIRE(y.size() == 1);
+    const double e = scaled_error(y[0].to_vector<double>(), c.expected);
+    CHECK_MESSAGE(e <= 1e-5, c.name, ": largest error ", e);
+    worst = std::max(worst, e);
+  }
+  MESSAGE("onelearn executor vs predict: largest error ", worst, " of the column scale");
+
+  // What the graphs hold: one node per layer where the layer has one.
+  std::map<std::string, int> ops;
+  for (const auto& n : cases()[1].proto.graph().node()) ++ops[n.op_type()];
+  CHECK(ops["Conv"] == 2);
+  CHECK(ops["BatchNormalization"] == 1);
+  CHECK(ops["MaxPool"] == 1);
+  CHECK(ops["AveragePool"] == 1);
+  CHECK(ops["Gemm"] == 1);
+  CHECK(ops["Relu"] == 2);  // the fused one and the layer
+  for (const auto& n : cases()[1].proto.graph().node()) {
+    if (n.op_type() != "Conv" || n.input(0) == "X") continue;  // the second Conv
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "group") CHECK(a.i() == 2);
+      if (a.name() == "strides") CHECK(a.ints(0) == 2);
+    }
+  }
+  for (const auto& n : cases()[2].proto.graph().node()) {
+    if (n.op_type() == "AveragePool") {
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "count_include_pad") CHECK(a.i() == 1);
+        if (a.name() == "kernel_shape") CHECK((a.ints(0) == 2 && a.ints(1) == 3));
+      }
+    }
+    if (n.op_type() == "MaxPool") {
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "kernel_shape") CHECK((a.ints(0) == 3 && a.ints(1) == 3));
+        if (a.name() == "strides") CHECK((a.ints(0) == 2 && a.ints(1) == 2));
+      }
+    }
+  }
+}
+
+TEST_CASE("Sequential export: onnxruntime availability") {
+  if (onnxruntime_unavailable().empty()) {
+    MESSAGE("onnxruntime available under ", node_path());
+  } else {
+    MESSAGE("SKIPPED onnxruntime comparison: ", onnxruntime_unavailable());
+  }
+}
+
+TEST_CASE("Sequential export: onnxruntime's outputs equal predict" *
+          doctest::skip(!onnxruntime_unavailable().empty())) {
+  std::string command = node_command() + " " + quoted(runner_script().string());
+  for (const Case& c : cases()) {
+    const Matrix<float>& X = c.X;
+    nlohmann::json j;
+    j["X"]["dims"] = batch_dims(c, X.rows());
+    j["X"]["data"] = std::vector<float>(X.data(), X.data() + X.size());
+    const fs::path input = work_dir() / (c.name + ".json");
+    std::ofstream(input) << j.dump();
+    command += " " + quoted(c.path.string()) + " " + quoted(input.string());
+  }
+  const auto [status, text] = run_command(command);
+  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const nlohmann::json all = nlohmann::json::parse(text);
+  REQUIRE(all.size() == cases().size());
+  double worst = 0;
+  for (std::size_t i = 0; i < cases().size(); ++i) {
+    const Case& c = cases()[i];
+    const auto got = all[i]["variable"]["data"].get<std::vector<double>>();
+    const double e = scaled_error(got, c.expected);
+    CHECK_MESSAGE(e <= 1e-5, c.name, ": largest error ", e);
+    worst = std::max(worst, e);
+  }
+  // Embedding: Cast + Gather; the GELU network: Div, Erf, Add, Mul.
+  std::map<std::string, int> ops;
+  for (const auto& n : cases()[4].proto.graph().node()) ++ops[n.op_type()];
+  CHECK(ops["Cast"] == 1);
+  CHECK(ops["Gather"] == 1);
+  ops.clear();
+  for (const auto& n : cases()[3].proto.graph().node()) ++ops[n.op_type()];
+  CHECK(ops["Erf"] == 2);
+  MESSAGE("onnxruntime vs predict: ", cases().size(), " networks, largest error ", worst,
+          " of the column scale");
+}
+
+TEST_CASE("Sequential export -> to_sequential -> the same predictions") {
+  double worst = 0;
+  for (Case& c : cases()) {
+    INFO(c.name);
+    // GELU's Erf arithmetic and Embedding's Cast + Gather are not read back (to_sequential
+    // reads chains of layers; onelearn's executor, which load prepares the graph for, has
+    // none of these operators).
+    if (!c.executor) continue;
+    nn::Sequential<float> back = ox::to_sequential<float>(ox::load(c.path));
+    CHECK(back.is_built());
+    CHECK_FALSE(back.is_compiled());
+    CHECK(back.input_shape() == c.model.input_shape());
+    CHECK(back.output_shape() == c.model.output_shape());
+    const Matrix<float> p = back.predict(c.X);
+    const double e = onelearn::test::max_relative_error(p, c.expected, 1.0);
+    CHECK_MESSAGE(e <= 1e-6, c.name, ": largest error ", e);
+    worst = std::max(worst, e);
+  }
+  MESSAGE("round trip: largest relative error ", worst);
+  // double from the float graph: the same numbers up to float rounding of the weights.
+  nn::Sequential<double> d = ox::to_sequential<double>(ox::load(cases()[0].path));
+  const Matrix<double> pd = d.predict(digits().X.cast<double>());
+  const double ed = onelearn::test::max_relative_error(pd, cases()[0].expected.cast<double>(), 1.0);
+  CHECK(ed <= 1e-4);
+  MESSAGE("mlp read back as Sequential<double>: largest relative error ", ed, " (float rounding)");
+}
+
+TEST_CASE("to_sequential: PyTorch exports predict their test outputs and fine-tune") {
+  if (!fs::is_directory(testdata())) {
+    MESSAGE("SKIPPED: ", testdata().string(),
+            " is absent (Debian's libonnx-testdata installs it)");
+    return;
+  }
+  const std::vector<std::string> names = {
+      "test_Linear",         "test_Linear_no_bias",
+      "test_Conv2d",         "test_Conv2d_depthwise",
+      "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided",
+      "test_Conv2d_depthwise_with_multiplier", "test_Conv2d_dilated",
+      "test_Conv2d_groups",  "test_Conv2d_groups_thnn",
+      "test_Conv2d_no_bias", "test_Conv2d_padding",
+      "test_Conv2d_strided", "test_MaxPool2d",
+      "test_AvgPool2d",      "test_AvgPool2d_stride",
+      "test_BatchNorm2d_eval", "test_BatchNorm2d_momentum_eval",
+      "test_BatchNorm1d_3d_input_eval", "test_ReLU",
+      "test_LeakyReLU",      "test_LeakyReLU_with_negval",
+      "test_ELU",            "test_Sigmoid",
+      "test_Tanh",           "test_Softmax",
+      "test_LogSoftmax",     "test_log_softmax_lastdim",
+      "test_softmax_lastdim"};
+  int passed = 0;
+  double worst = 0;
+  for (const std::string& name : names) {
+    INFO(name);
+    const fs::path dir = testdata() / name;
+    if (!fs::is_directory(dir)) {
+      MESSAGE("SKIPPED ", name, ": not in the test data");
+      continue;
+    }
+    const std::string problem = message_of([&] {
+      nn::Sequential<float> model = ox::to_sequential<float>(ox::load(dir / "model.onnx"));
+      const Matrix<float> X = as_rows(ox::read_tensor(dir / "test_data_set_0" / "input_0.pb"));
+      const Matrix<float> want =
+          as_rows(ox::read_tensor(dir / "test_data_set_0" / "output_0.pb"));
+      const Matrix<float> got = model.predict(X);
+      REQUIRE(got.rows() == want.rows());
+      REQUIRE(got.cols() == want.cols());
+      for (index_t i = 0; i < want.rows(); ++i) {
+        for (index_t j = 0; j < want.cols(); ++j) {
+          const double a = got(i, j), b = want(i, j);
+          CHECK_MESSAGE(std::abs(a - b) <= 1e-7 + 1e-3 * std::abs(b), name, " [", i, ",", j,
+                        "] ", a, " vs ", b);
+          worst = std::max(worst, std::abs(a - b) / std::max(std::abs(b), 1e-3));
+        }
+      }
+    });
+    CHECK_MESSAGE(problem == "(no exception)", name, ": ", problem);
+    if (problem == "(no exception)") ++passed;
+  }
+  MESSAGE("PyTorch exports: ", passed, " of ", names.size(),
+          " imported and matched, largest relative error ", worst);
+
+  // Fine-tuning an imported MLP (nn.Linear) and CNN (nn.Conv2d): MSE towards a target.
+  for (const std::string name : {"test_Linear", "test_Conv2d"}) {
+    INFO(name);
+    const fs::path dir = testdata() / name;
+    if (!fs::is_directory(dir)) continue;
+    nn::Sequential<float> model = ox::to_sequential<float>(ox::load(dir / "model.onnx"));
+    const Matrix<float> X = as_rows(ox::read_tensor(dir / "test_data_set_0" / "input_0.pb"));
+    const Matrix<float> start = model.predict(X);
+    const Matrix<float> target = (start.array() * 0.5f + 1.f).matrix();
+    const std::vector<std::vector<float>> before = model.get_weights();
+    model.compile(nn::SGD{.learning_rate = 0.05}, nn::MeanSquaredError{});
+    const auto loss0 = model.evaluate(X, target).at("loss");
+    const nn::History h = model.fit(X, target, {.epochs = 20, .batch_size = 64, .seed = 1});
+    const auto loss1 = model.evaluate(X, target).at("loss");
+    CHECK(loss1 < 0.5 * loss0);
+    CHECK(h.at("loss").back() < h.at("loss").front());
+    CHECK(model.get_weights() != before);
+    MESSAGE(name, " fine-tuned: MSE ", loss0, " -> ", loss1);
+  }
+}
+
+TEST_CASE("to_sequential: Identity, Dropout, Gemm attributes, Constant nodes, MatMul + Add, Reshape") {
+  // X (N x 4) -> Identity -> Dropout -> Gemm(transB, alpha 2, beta 0.5) -> Relu
+  //   -> MatMul(W2) -> Add(b2, .) -> Reshape([0, 2, 2]) -> Flatten -> LogSoftmax (opset 11:
+  //   axis 1 of a 2-D input, the last) -> Y; B and the shape from Constant nodes.
+  // Reference: onelearn's own ONNX executor on the same graph.
+  ::onnx::ModelProto m = tiny_model();
+  m.mutable_opset_import(0)->set_version(11);
+  auto tensor = [](::onnx::TensorProto* t, const std::string& name, std::vector<std::int64_t> dims,
+                   const std::vector<float>& v) {
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    for (const auto d : dims) t->add_dims(d);
+    for (const float x : v) t->add_float_data(x);
+  };
+  auto* g = m.mutable_graph();
+  add_node(m, "Identity", "id", {"X"}, {"x1"});
+  tensor(g->add_initializer(), "ratio", {}, {0.3f});
+  add_node(m, "Dropout", "drop", {"x1", "ratio"}, {"x2"});
+  auto* b_const = add_node(m, "Constant", "b_const", {}, {"B"});
+  auto* value = b_const->add_attribute();
+  value->set_name("value");
+  value->set_type(::onnx::AttributeProto::TENSOR);
+  tensor(value->mutable_t(), "", {3, 4},
+         {0.5f, -1.f, 0.25f, 2.f, -0.75f, 1.5f, 1.f, -0.5f, 0.3f, 0.2f, -0.1f, 0.4f});
+  tensor(g->add_initializer(), "C", {3}, {0.1f, -0.2f, 0.3f});
+  auto* gemm = add_node(m, "Gemm", "fc1", {"x2", "B", "C"}, {"x3"});
+  for (const auto& [name, v] : std::vector<std::pair<std::string, float>>{{"alpha", 2.f},
+                                                                          {"beta", 0.5f}}) {
+    auto* a = gemm->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  auto* tb = gemm->add_attribute();
+  tb->set_name("transB");
+  tb->set_type(::onnx::AttributeProto::INT);
+  tb->set_i(1);
+  add_node(m, "Relu", "relu", {"x3"}, {"x4"});
+  tensor(g->add_initializer(), "W2", {3, 4},
+         {1.f, -2.f, 0.5f, 0.f, 0.25f, 1.f, -1.f, 2.f, -0.5f, 0.75f, 1.25f, -1.5f});
+  tensor(g->add_initializer(), "b2", {4}, {0.05f, 0.1f, -0.15f, 0.2f});
+  add_node(m, "MatMul", "fc2", {"x4", "W2"}, {"x5"});
+  add_node(m, "Add", "fc2_bias", {"b2", "x5"}, {"x6"});
+  auto* shape_const = add_node(m, "Constant", "shape_const", {}, {"shape"});
+  auto* ints = shape_const->add_attribute();
+  ints->set_name("value_ints");
+  ints->set_type(::onnx::AttributeProto::INTS);
+  for (const std::int64_t d : {0, 2, 2}) ints->add_ints(d);
+  add_node(m, "Reshape", "reshape", {"x6", "shape"}, {"x7"});
+  add_node(m, "Flatten", "flatten", {"x7"}, {"x8"});
+  add_node(m, "LogSoftmax", "log_softmax", {"x8"}, {"Y"});
+
+  nn::Sequential<float> model = ox::to_sequential<float>(m);
+  REQUIRE(model.size() == 6);
+  const char* classes[] = {"Dense", "ReLU", "Dense", "Reshape", "Flatten", "LogSoftmax"};
+  for (std::size_t i = 0; i < 6; ++i) CHECK(model.layer(i).class_name() == classes[i]);
+  Matrix<float> X(5, 4);
+  for (index_t i = 0; i < X.size(); ++i) X.data()[i] = static_cast<float>((i * 7) % 11) / 4.f - 1.f;
+  const ox::Graph reference{m};
+  const std::vector<ox::Tensor> y = reference.run(
+      {ox::Tensor({5, 4}, std::vector<float>(X.data(), X.data() + X.size()))});
+  const Matrix<float> got = model.predict(X);
+  const std::vector<float> want = y[0].to_vector<float>();
+  REQUIRE(want.size() == static_cast<std::size_t>(got.size()));
+  double worst = 0;
+  for (index_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, double(std::abs(got.data()[i] - want[static_cast<std::size_t>(i)])));
+  }
+  CHECK(worst <= 1e-5);  // float rounding of outputs of magnitude up to about 10
+  MESSAGE("hand-built chain: largest difference from onelearn's executor ", worst);
+}
+
+TEST_CASE("to_sequential and export errors name the node, the op and the problem") {
+  SUBCASE("an operator without a layer: PReLU from PyTorch") {
+    const fs::path model = testdata() / "test_PReLU_1d" / "model.onnx";
+    if (!fs::exists(model)) {
+      MESSAGE("SKIPPED: ", model.string(), " is absent");
+      return;
+    }
+    const ox::Graph g = ox::load(model);
+    CHECK_THROWS_AS(ox::to_sequential<float>(g), ox::unsupported_error);
+    const std::string msg = message_of([&] { (void)ox::to_sequential<float>(g); });
+    CHECK(contains(msg, "(PRelu)"));
+    CHECK(contains(msg, "onnx: node '"));
+    CHECK(contains(msg, "no onelearn layer for operator PRelu"));
+  }
+  SUBCASE("Concat") {
+    auto m = tiny_model();
+    add_node(m, "Concat", "join", {"X", "X"}, {"Y"})->add_attribute()->set_name("axis");
+    try {
+      (void)ox::to_sequential<float>(m);
+      FAIL("no exception");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::op);
+      CHECK(e.detail() == "Concat");
+      CHECK(contains(e.what(), "node 'join' (Concat)"));
+    }
+  }
+  SUBCASE("a branching graph") {
+    auto m = tiny_model();
+    add_node(m, "Relu", "left", {"X"}, {"a"});
+    add_node(m, "Sigmoid", "right", {"X"}, {"b"});
+    add_node(m, "Add", "sum", {"a", "b"}, {"Y"});
+    const std::string msg = message_of([&] { (void)ox::to_sequential<float>(m); });
+    CHECK_THROWS_AS(ox::to_sequential<float>(m), ox::graph_error);
+    CHECK(contains(msg, "branches at 'X'"));
+    CHECK(contains(msg, "(Sigmoid)"));
+  }
+  SUBCASE("weights that are not constants") {
+    auto m = tiny_model();
+    add_node(m, "Relu", "r", {"X"}, {"a"});
+    add_node(m, "MatMul", "mm", {"a", "a"}, {"Y"});
+    const std::string msg = message_of([&] { (void)ox::to_sequential<float>(m); });
+    CHECK_THROWS_AS(ox::to_sequential<float>(m), ox::graph_error);
+    CHECK(contains(msg, "node 'mm' (MatMul)"));
+    CHECK(contains(msg, "not a constant"));
+  }
+  SUBCASE("attributes a layer cannot express") {
+    for (const std::string attribute : {"ceil_mode", "dilations"}) {
+      ::onnx::ModelProto m = tiny_model();
+      auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+                        ->mutable_shape();
+      shape->clear_dim();
+      shape->add_dim()->set_dim_param("N");
+      for (int d : {1, 5, 5}) shape->add_dim()->set_dim_value(d);
+      auto* n = add_node(m, "MaxPool", "pool", {"X"}, {"Y"});
+      auto* k = n->add_attribute();
+      k->set_name("kernel_shape");
+      k->set_type(::onnx::AttributeProto::INTS);
+      k->add_ints(2);
+      k->add_ints(2);
+      auto* s = n->add_attribute();
+      s->set_name("strides");
+      s->set_type(::onnx::AttributeProto::INTS);
+      s->add_ints(2);
+      s->add_ints(2);
+      auto* a = n->add_attribute();
+      a->set_name(attribute);
+      if (attribute == "ceil_mode") {
+        a->set_type(::onnx::AttributeProto::INT);
+        a->set_i(1);  // 5 -> 3 outputs instead of 2
+      } else {
+        a->set_type(::onnx::AttributeProto::INTS);
+        a->add_ints(2);
+        a->add_ints(2);
+      }
+      try {
+        (void)ox::to_sequential<float>(m);
+        FAIL("no exception for ", attribute);
+      } catch (const ox::unsupported_error& e) {
+        CHECK(e.kind() == ox::unsupported_kind::attribute);
+        CHECK(e.detail() == attribute);
+        CHECK(contains(e.what(), "node 'pool' (MaxPool)"));
+      }
+    }
+  }
+  SUBCASE("export: unbuilt Sequential, a custom layer") {
+    nn::Sequential<float> unbuilt{nn::Dense(3)};
+    CHECK_THROWS_AS(ox::to_proto(unbuilt), onelearn::not_fitted_error);
+    CHECK_THROWS_AS(ox::save(unbuilt, work_dir() / "unbuilt.onnx"), onelearn::not_fitted_error);
+    CHECK_FALSE(fs::exists(work_dir() / "unbuilt.onnx"));
+    nn::Sequential<float> custom{nn::Input({4}), Twice{}, nn::Dense(2)};
+    custom.build(nn::Shape{4});
+    const std::string msg = message_of([&] { (void)ox::to_proto(custom); });
+    CHECK_THROWS_AS(ox::to_proto(custom), ox::unsupported_error);
+    CHECK(contains(msg, "layer 'twice' (Twice)"));
+  }
+}
