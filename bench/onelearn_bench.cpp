@@ -6,12 +6,14 @@
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
 //   mpirun -np 2 onelearn-bench --policy ucx allreduce    the same on exec::ucx (any workload runs on it)
 //
-// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce, and
-// (local only) the networks mlp, cnn, tiny_mlp. Others are reported
+// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce, the
+// networks mlp, cnn, tiny_mlp (local), and mlp data-parallel (weak scaling, under --policy mpi
+// or ucx: samples/s per rank, efficiency, the share of communication hidden). Others are reported
 // as not implemented. Settings follow the anchor (shared/anchors/sklearn_bench.py) exactly.
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -241,6 +243,93 @@ void bench_tiny_mlp() {
   }, 20'000, 16, 2, 32);
 }
 
+/// The mlp workload's network on policy `exec` (one process's when exec::local).
+template <class Exec>
+onelearn::nn::Sequential<float, Exec> mlp_model(const Exec& exec) {
+  namespace nn = onelearn::nn;
+  onelearn::nn::Sequential<float, Exec> model{exec, nn::Input({784}), nn::Dense(256, "relu"),
+                                              nn::Dense(256, "relu"), nn::Dense(10)};
+  model.compile(nn::Adam{.learning_rate = 1e-3}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+  return model;
+}
+
+/// Samples per second of the better of two epochs of `model` on (X, y), and the last loss.
+template <class Model>
+std::pair<double, double> epoch_rate(Model& model, const onelearn::Matrix<float>& X, const onelearn::Labels& y,
+                                     index_t batch) {
+  double best = 0, loss = 0;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    const auto start = Clock::now();
+    const auto history = model.fit(X, y, {.epochs = 1, .batch_size = batch, .shuffle = false});
+    best = std::max(best, static_cast<double>(X.rows()) / std::chrono::duration<double>(Clock::now() - start).count());
+    loss = history.at("loss").back();
+  }
+  return {best, loss};
+}
+
+/// mlp data-parallel, weak scaling (issue 5): every rank holds the anchor's 20,000 samples of its
+/// own and trains on batches of 128 of them (a global batch of 128 x ranks), one thread per rank.
+/// Three runs in one: rank 0 alone on exec::local while the others wait (the one-process
+/// baseline), every rank at once on exec::local (the same work with no communication: what the
+/// shared cores and memory allow), and data-parallel on `exec`. Printed:
+///   samples_per_second_per_rank / baseline    the weak-scaling efficiency;
+///   comm_hidden_share                          1 - (data-parallel epoch - concurrent local epoch)
+///                                              / (steps x one blocking all-reduce of every gradient),
+///                                              clamped to [0, 1]: the share of the gradient
+///                                              all-reduce that the backward pass hides.
+template <class Exec>
+void bench_mlp_data_parallel(const Exec& exec, const char* policy) {
+  constexpr index_t n = 20'000, width = 784, classes = 10, batch = 128;
+#ifdef _OPENMP
+  omp_set_num_threads(1);
+#endif
+  std::mt19937_64 gen(static_cast<std::uint64_t>(exec.rank()));
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<std::int64_t> label(0, classes - 1);
+  onelearn::Matrix<float> X(n, width);
+  for (index_t i = 0; i < X.size(); ++i) X.data()[i] = normal(gen);
+  onelearn::Labels y(n);
+  for (index_t i = 0; i < n; ++i) y(i) = label(gen);
+
+  double baseline = 0;
+  exec.barrier();
+  if (exec.rank() == 0) {
+    auto alone = mlp_model(onelearn::exec::local{});
+    baseline = epoch_rate(alone, X, y, batch).first;
+  }
+  exec.barrier();
+  auto concurrent_model = mlp_model(onelearn::exec::local{});
+  const double concurrent = epoch_rate(concurrent_model, X, y, batch).first;
+  exec.barrier();
+  auto model = mlp_model(exec);
+  const auto [rate, loss] = epoch_rate(model, X, y, batch);
+
+  // One blocking all-reduce of every gradient, as each step would pay it without the overlap.
+  index_t parameters = 0;
+  for (const auto& w : model.get_weights()) parameters += static_cast<index_t>(w.size());
+  std::vector<float> gradients(static_cast<std::size_t>(parameters), 1.0f);
+  constexpr int iters = 20;
+  exec.barrier();
+  const auto start = Clock::now();
+  for (int i = 0; i < iters; ++i) exec.allreduce(std::span(gradients), onelearn::exec::reduce_op::sum);
+  const double allreduce_seconds = std::chrono::duration<double>(Clock::now() - start).count() / iters;
+
+  // The slowest rank's figures.
+  std::array<double, 2> slowest{-rate, -concurrent};
+  exec.allreduce(std::span(slowest), onelearn::exec::reduce_op::max);
+  const double per_rank = -slowest[0], concurrent_per_rank = -slowest[1];
+  const double steps = std::ceil(static_cast<double>(n) / batch);
+  const double exposed = static_cast<double>(n) / per_rank - static_cast<double>(n) / concurrent_per_rank;
+  const double hidden = std::clamp(1.0 - exposed / (steps * allreduce_seconds), 0.0, 1.0);
+  if (exec.rank() == 0) {
+    std::printf(R"({"workload": "mlp", "impl": "onelearn", "policy": "%s", "ranks": %d, "samples_per_second": %.1f, )"
+                R"("samples_per_second_per_rank": %.1f, "baseline_samples_per_second": %.1f, "weak_scaling_efficiency": %.3f, )"
+                R"("concurrent_local_samples_per_second_per_rank": %.1f, "allreduce_seconds_per_step": %.3g, "comm_hidden_share": %.3f, "final_loss": %.4f})" "\n",
+                policy, exec.size(), per_rank * exec.size(), per_rank, baseline, per_rank / baseline,
+                concurrent_per_rank, allreduce_seconds, hidden, loss);
+  }
+}
+
 #ifdef ONELEARN_BENCH_WITH_MPI
 /// The policy's all-reduce of float sums (exec::mpi or exec::ucx), 1 KiB to 64 MiB; bus bandwidth
 /// as nccl-tests define it. Timed as shared/anchors/allreduce.c times MPI_Allreduce, so the lines
@@ -286,8 +375,12 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_knn(dir, exec, policy);
     } else if (workload == "gnb") {
       bench_gnb(dir, exec, policy);
-    } else if (workload == "mlp" && !Exec::is_distributed) {
-      bench_mlp();
+    } else if (workload == "mlp") {
+      if constexpr (Exec::is_distributed) {
+        bench_mlp_data_parallel(exec, policy);
+      } else {
+        bench_mlp();
+      }
     } else if (workload == "cnn" && !Exec::is_distributed) {
       bench_cnn();
     } else if (workload == "tiny_mlp" && !Exec::is_distributed) {
