@@ -3,7 +3,8 @@
 #
 # Required: Eigen 3.4, xtensor, Boost >= 1.81 headers (Boost.PFR; 1.74 has none).
 # Optional, each enabling one target: OpenMP (onelearn::openmp, threads in the kernels),
-# MPI (onelearn::mpi), UCX (onelearn::ucx, needs MPI), ONNX protobuf (onelearn::onnx).
+# MPI (onelearn::mpi), UCX (onelearn::ucx, needs MPI), ONNX protobuf (onelearn::onnx), a CBLAS
+# such as OpenBLAS (onelearn::blas, the networks' GEMMs).
 
 include(CMakeFindDependencyMacro)
 
@@ -32,6 +33,15 @@ set(ONELEARN_HAVE_UCX OFF)
 if(ONELEARN_HAVE_MPI)
   find_package(ucx QUIET)
   set(ONELEARN_HAVE_UCX ${ucx_FOUND})
+endif()
+
+# A CBLAS for the networks' matrix products (onelearn::blas; Debian: libopenblas-dev).
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS QUIET)
+find_path(ONELEARN_CBLAS_INCLUDE_DIR cblas.h)
+set(ONELEARN_HAVE_BLAS OFF)
+if(BLAS_FOUND AND ONELEARN_CBLAS_INCLUDE_DIR)
+  set(ONELEARN_HAVE_BLAS ON)
 endif()
 
 # Debian's ONNXConfig.cmake does not look for protobuf itself, yet its onnx_proto target links

@@ -1,4 +1,4 @@
-# Installs the headers and a CMake package: find_package(onelearn [COMPONENTS openmp mpi ucx onnx]).
+# Installs the headers and a CMake package: find_package(onelearn [COMPONENTS openmp mpi ucx onnx blas]).
 include(CMakePackageConfigHelpers)
 
 set(ONELEARN_CMAKE_DIR "${CMAKE_INSTALL_DATADIR}/cmake/onelearn")  # header-only: arch-independent

@@ -10,14 +10,22 @@
 // written into C first so the GEMM adds onto it instead of a separate pass.
 //
 // This uses Eigen 3.4's internal GEMM entry point (general_matrix_matrix_product::run with a
-// level3_blocking), which is the seam where a BLAS (EIGEN_USE_BLAS) or a Thrust/CUDA backend
-// would plug in. When Eigen runs multi-threaded (OpenMP, Eigen::nbThreads() > 1) a large
+// level3_blocking). With ONELEARN_USE_BLAS defined (link the CMake target onelearn::blas) the
+// product goes to the CBLAS sgemm/dgemm instead (OpenBLAS on Debian), which picks the machine's
+// widest kernels at run time; bench/ measures which is faster where (ONELEARN_BENCH_BLAS). When Eigen runs multi-threaded (OpenMP, Eigen::nbThreads() > 1) a large
 // product goes through Eigen's own parallel path instead; a small one (a convolution's
 // per-sample product, a narrow layer) stays on one thread, where waking a thread team would
 // cost more than the product (measured: the BENCH.md cnn workload ran 50x slower on two
 // threads on a busy two-core machine).
 
 #include <Eigen/Core>
+
+#include <climits>
+#include <type_traits>
+
+#if defined(ONELEARN_USE_BLAS)
+#include <cblas.h>
+#endif
 
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/tensor.hpp"
@@ -73,6 +81,25 @@ template <class T>
 void gemm_accumulate(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, index_t c_stride) {
   const index_t rows = a.op_rows(), cols = b.op_cols(), depth = a.op_cols();
   if (rows == 0 || cols == 0 || depth == 0) return;
+#if defined(ONELEARN_USE_BLAS)
+  // CBLAS takes int sizes; a layer's product is far below INT_MAX in every dimension. A stored
+  // row-major matrix has leading dimension cols whether or not it is used transposed.
+  if (rows <= INT_MAX && cols <= INT_MAX && depth <= INT_MAX && c_stride <= INT_MAX &&
+      a.cols <= INT_MAX && b.cols <= INT_MAX) {
+    const auto op_a = a.transposed ? CblasTrans : CblasNoTrans;
+    const auto op_b = b.transposed ? CblasTrans : CblasNoTrans;
+    const auto m = static_cast<int>(rows), n = static_cast<int>(cols), k = static_cast<int>(depth);
+    if constexpr (std::is_same_v<T, float>) {
+      cblas_sgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0f, a.data, static_cast<int>(a.cols), b.data,
+                  static_cast<int>(b.cols), 1.0f, c, static_cast<int>(c_stride));
+      return;
+    } else if constexpr (std::is_same_v<T, double>) {
+      cblas_dgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0, a.data, static_cast<int>(a.cols), b.data,
+                  static_cast<int>(b.cols), 1.0, c, static_cast<int>(c_stride));
+      return;
+    }
+  }
+#endif
   // Multiply-adds below which a product is not worth splitting over threads.
   constexpr double parallel_threshold = 1 << 22;
   if (Eigen::nbThreads() > 1 &&
