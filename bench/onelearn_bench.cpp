@@ -4,7 +4,8 @@
 //   onelearn-bench --data DIR scaler                      classical workloads on DIR/<workload>/*.npy
 //   mpirun -np 2 onelearn-bench --policy mpi scaler       the same, data-parallel (each rank a shard)
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
-//   mpirun -np 2 onelearn-bench --policy ucx allreduce    the same on exec::ucx (any workload runs on it)
+//   mpirun -np 2 onelearn-bench --policy ucx allreduce    the same on exec::ucx (any workload runs on it;
+//                                                         --ucx-chunk-bytes N, --ucx-small-bytes N tune it)
 //
 // Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce, the
 // networks mlp, cnn, tiny_mlp (local), and mlp data-parallel (weak scaling, under --policy mpi
@@ -402,12 +403,21 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
 int main(int argc, char** argv) {
   std::string dir = ".";
   std::string policy = "local";
+#ifdef ONELEARN_BENCH_WITH_UCX
+  onelearn::exec::ucx_options ucx_settings;  // --ucx-chunk-bytes, --ucx-small-bytes: tuning runs
+#endif
   std::vector<std::string> workloads;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
       dir = argv[++i];
     } else if (std::strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
       policy = argv[++i];
+#ifdef ONELEARN_BENCH_WITH_UCX
+    } else if (std::strcmp(argv[i], "--ucx-chunk-bytes") == 0 && i + 1 < argc) {
+      ucx_settings.chunk_bytes = std::stoull(argv[++i]);
+    } else if (std::strcmp(argv[i], "--ucx-small-bytes") == 0 && i + 1 < argc) {
+      ucx_settings.small_message_bytes = std::stoull(argv[++i]);
+#endif
     } else {
       workloads.emplace_back(argv[i]);
     }
@@ -431,7 +441,7 @@ int main(int argc, char** argv) {
       MPI_Init(&argc, &argv);
       int status = 0;
       {  // the policy's UCX worker is released before MPI_Finalize
-        status = run(workloads, dir, onelearn::exec::ucx(MPI_COMM_WORLD), "ucx");
+        status = run(workloads, dir, onelearn::exec::ucx(MPI_COMM_WORLD, ucx_settings), "ucx");
       }
       MPI_Finalize();
       return status;

@@ -25,7 +25,7 @@
  * copy; the last copy closes the endpoints. Every collective call takes the next sequence number,
  * which goes into the tags of its messages, so back-to-back collectives never match each other's
  * messages.
- * - allreduce: recursive doubling below `small_message_bytes` (16 KiB; log2 p exchanges), else
+ * - allreduce: recursive doubling below `small_message_bytes` (256 KiB; log2 p exchanges), else
  *   a ring reduce-scatter + all-gather in chunks of `chunk_bytes` (512 KiB): the receive of the
  *   next step is posted before the current chunk is reduced, and each reduced chunk is sent on at
  *   once. Any size works (0, fewer elements than ranks, not divisible by the number of ranks). The
@@ -39,7 +39,9 @@
  *
  * \par Options (ucx_options)
  * - `timeout` (default 10 minutes): a collective still incomplete after this long throws.
- * - `small_message_bytes` (default 16 KiB): all-reduce algorithm switch.
+ * - `small_message_bytes` (default 256 KiB): all-reduce algorithm switch. Below it one
+ *   exchange of the whole buffer (2 ranks) beats the ring's two rendezvous steps: measured on 2
+ *   ranks, 16 KiB 1.3 us instead of 2.3 us, 256 KiB 12.6 us instead of 35 us.
  * - `chunk_bytes` (default 512 KiB, >= 64): pipeline granularity of the ring and of broadcast.
  * - `detect_peer_failure` (default false): endpoints in UCP_ERR_HANDLING_MODE_PEER, so a peer
  *   that dies fails the collective at once (measured: within milliseconds) instead of at the
@@ -51,12 +53,14 @@
  * 1.13's newer protocol selection, which on one host uses single-copy (cma) rendezvous far
  * better than the default selection does.
  *
- * \par Performance (2 ranks, one host, float sum; bench/allreduce_ucx.hpp)
- * Against raw MPI_Allreduce (OpenMPI vader without single-copy) in the same session on a
- * loaded 2-core host: 16 and 64 MiB 1.6x to 9.5x the bus bandwidth (UCX reads each chunk from
- * the peer with one process_vm_readv where vader copies through a shared FIFO); 4 MiB 1.1x to
- * 1.5x; up to 16 KiB equal; 64 KiB 0.8x; 256 KiB - 1 MiB anywhere from 0.2x to 6x (the
- * rendezvous handshake needs the sending process to be on a core at the right moment).
+ * \par Performance (2 ranks, one host, float sum; onelearn-bench --policy ucx allreduce)
+ * Against raw MPI_Allreduce (OpenMPI vader without single-copy, shared/anchors/allreduce.c)
+ * in the same session on a 2-core host, time per call: 1 KiB 0.3 us (MPI 0.35-0.43), 16 KiB 1.3
+ * (2.1-2.6), 64 KiB 4.0 (4.7-5.4), 1 MiB 60 (75-84), 4 MiB 460-480 (790-850: 1.7x), 16 MiB
+ * 3.8-4.6 ms (8.7-14.5: 2-3x), 64 MiB 21-25 ms (151-159: 6x). UCX reads each chunk from the
+ * peer with one process_vm_readv where vader copies through a shared FIFO; at 4 MiB the copy
+ * and the reduction, both on the rank's own core, are what is left (a shared-memory reduction
+ * reading the peer's buffer in place would save one copy). Runs on a busy host vary by 2x.
  *
  * \par Differences from exec::mpi
  * - The ranks are those of `comm` at construction; `comm` is not used afterwards (it may be

@@ -31,7 +31,7 @@ struct ucx_options {
   /// A collective that has not completed after this long throws distributed_error.
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   /// All-reduces of fewer bytes use recursive doubling (latency-bound); larger ones the ring.
-  std::size_t small_message_bytes = 16 * 1024;
+  std::size_t small_message_bytes = 256 * 1024;
   /// Messages of the ring and of broadcast are cut into chunks of this many bytes, so that
   /// reducing (or forwarding) one chunk overlaps with the transfer of the next.
   std::size_t chunk_bytes = 512 * 1024;
