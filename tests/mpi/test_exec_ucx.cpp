@@ -1,7 +1,9 @@
 // exec::ucx under 2 and 3 ranks: every collective against exec::mpi's result on the same data
 // (MPI_Allreduce & co. are the independent reference), bit-identical all-reduce results on every
-// rank, the agreement checks, the timeout and peer-failure paths, and two estimators whose
-// exec::ucx fits must equal their exec::mpi fits.
+// rank, the agreement checks, the timeout and peer-failure paths, and the estimators (Ridge,
+// KMeans, LogisticRegression, GaussianNB, PCA, StandardScaler) and data-parallel nn::Sequential
+// (sharded optimizer state or not) whose exec::ucx fits must equal their exec::mpi fits on the
+// same uneven shards.
 //
 // Checks here use CHECK, never REQUIRE: a REQUIRE that stops one rank's test case early would
 // leave the other ranks waiting in a collective.
@@ -9,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -24,9 +27,14 @@
 
 #include "onelearn/cluster/k_means.hpp"
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/decomposition/pca.hpp"
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/exec/ucx.hpp"
+#include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
+#include "onelearn/naive_bayes/gaussian_nb.hpp"
+#include "onelearn/nn/sequential.hpp"
+#include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -314,4 +322,197 @@ TEST_CASE_TEMPLATE("Ridge and KMeans under exec::ucx equal their fits under exec
   if (ucx.rank() == ucx.size() - 1) X(0, 0) = std::numeric_limits<T>::quiet_NaN();
   CHECK_THROWS_WITH_AS(ridge_ucx.fit(X, shard.targets()),
                        doctest::Contains("Ridge.fit: expected finite values in X"), onelearn::invalid_argument);
+}
+
+namespace {
+
+/// Rank r's rows of `data` in deliberately uneven shards: rank r holds a share proportional to
+/// r + 1 (iris, 112 rows: 37 + 75 on 2 ranks, 18 + 38 + 56 on 3), so that no two ranks hold the
+/// same number of rows and both policies see the same uneven split.
+template <class D>
+D uneven_shard(const D& data, int rank, int ranks) {
+  const auto bound = [&](int r) {
+    return static_cast<index_t>(static_cast<long long>(data.size()) * r * (r + 1) / (ranks * (ranks + 1)));
+  };
+  return data.rows(bound(rank), bound(rank + 1));
+}
+
+/// max |a - b| / max |b| over each buffer of two Sequential::get_weights(), the largest over
+/// the buffers (infinite when the shapes differ).
+double weights_error(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size()) return std::numeric_limits<double>::infinity();
+    double diff = 0;
+    double scale = 0;
+    for (std::size_t j = 0; j < a[i].size(); ++j) {
+      diff = std::max(diff, std::abs(a[i][j] - b[i][j]));
+      scale = std::max(scale, std::abs(b[i][j]));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+/// The largest value over the ranks (to report the worst rank's difference).
+double max_over_ranks(double value) {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return value;
+}
+
+}  // namespace
+
+// The exec::mpi fit on the same shards is the reference: both all-reduce the same per-rank
+// sums, so they differ only by the order in which exec::ucx's ring or recursive doubling adds
+// the ranks' contributions (rounding). Double only: each estimator is compiled for both policies.
+TEST_CASE("LogisticRegression, GaussianNB, PCA and StandardScaler under exec::ucx equal their exec::mpi fits") {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const int rank = mpi.rank();
+  const int ranks = mpi.size();
+  const double exact = 1e-10;  // closed-form sums: only the reduction order differs
+
+  SUBCASE("LogisticRegression (multinomial, iris standardised)") {
+    const auto data = test::load_split<double, std::int64_t>("iris");
+    preprocessing::StandardScaler<double> scaler;
+    scaler.fit(data.X_train);
+    const ClassificationDataset<double> train(scaler.transform(data.X_train), data.y_train);
+    const Matrix<double> X_test = scaler.transform(data.X_test);
+    const auto shard = uneven_shard(train, rank, ranks);
+
+    linear_model::LogisticRegression<double, exec::mpi> by_mpi({}, mpi);
+    by_mpi.fit(shard);
+    linear_model::LogisticRegression<double, exec::ucx> by_ucx({}, ucx);
+    by_ucx.fit(shard);
+    // L-BFGS amplifies the reductions' rounding over its iterations: 1e-6 (floor 1e-3).
+    const double coef_error = max_over_ranks(test::max_relative_error(by_ucx.coef(), by_mpi.coef(), 1e-3));
+    const double intercept_error =
+        max_over_ranks(test::max_relative_error(by_ucx.intercept(), by_mpi.intercept(), 1e-3));
+    MESSAGE("LogisticRegression on ", ranks, " ranks: coef ", coef_error, ", intercept ", intercept_error,
+            ", n_iter ucx ", by_ucx.n_iter(), " mpi ", by_mpi.n_iter());
+    CHECK(by_ucx.coef().rows() == 3);  // multinomial: one row per class
+    CHECK(coef_error < 1e-6);
+    CHECK(intercept_error < 1e-6);
+    CHECK(by_ucx.classes() == by_mpi.classes());
+    CHECK(by_ucx.n_iter() == by_mpi.n_iter());
+    CHECK(bitwise_same_on_every_rank(std::vector<double>(by_ucx.coef().data(), by_ucx.coef().data() + by_ucx.coef().size())));
+    CHECK(by_ucx.predict(X_test) == by_mpi.predict(X_test));
+    CHECK(max_over_ranks(test::max_relative_error(by_ucx.predict_proba(X_test), by_mpi.predict_proba(X_test), 1e-3)) < 1e-6);
+  }
+
+  SUBCASE("GaussianNB (iris)") {
+    const auto data = test::load_split<double, std::int64_t>("iris");
+    const ClassificationDataset<double> train(data.X_train, data.y_train);
+    const auto shard = uneven_shard(train, rank, ranks);
+
+    naive_bayes::GaussianNB<double, exec::mpi> by_mpi({}, mpi);
+    by_mpi.fit(shard);
+    naive_bayes::GaussianNB<double, exec::ucx> by_ucx({}, ucx);
+    by_ucx.fit(shard);
+    const double theta_error = max_over_ranks(test::max_relative_error(by_ucx.theta(), by_mpi.theta(), 1e-3));
+    const double var_error = max_over_ranks(test::max_relative_error(by_ucx.var(), by_mpi.var()));
+    MESSAGE("GaussianNB on ", ranks, " ranks: theta ", theta_error, ", var ", var_error);
+    CHECK(by_ucx.classes() == by_mpi.classes());
+    CHECK(test::max_relative_error(by_ucx.class_count(), by_mpi.class_count()) < exact);
+    CHECK(test::max_relative_error(by_ucx.class_prior(), by_mpi.class_prior()) < exact);
+    CHECK(theta_error < exact);
+    CHECK(var_error < exact);
+    CHECK(by_ucx.epsilon() == doctest::Approx(by_mpi.epsilon()).epsilon(exact));
+    CHECK(by_ucx.predict(data.X_test) == by_mpi.predict(data.X_test));
+    CHECK(test::max_relative_error(by_ucx.predict_proba(data.X_test), by_mpi.predict_proba(data.X_test), 1e-3) <
+          exact);
+  }
+
+  SUBCASE("PCA (digits, 4 components)") {
+    const auto data = test::load_split<double, std::int64_t>("digits");
+    const Dataset<double> full(data.X_train);
+    const auto shard = uneven_shard(full, rank, ranks);
+
+    decomposition::PCA<double, exec::mpi> by_mpi({.n_components = 4}, mpi);
+    by_mpi.fit(shard);
+    decomposition::PCA<double, exec::ucx> by_ucx({.n_components = 4}, ucx);
+    by_ucx.fit(shard);
+    // Components compared with signs (svd_flip is resolved over the ranks); near-zero entries
+    // absolutely (floor 1e-3).
+    const double components_error =
+        max_over_ranks(test::max_relative_error(by_ucx.components(), by_mpi.components(), 1e-3));
+    const double variance_error =
+        max_over_ranks(test::max_relative_error(by_ucx.explained_variance(), by_mpi.explained_variance()));
+    MESSAGE("PCA on ", ranks, " ranks: components ", components_error, ", explained_variance ", variance_error);
+    CHECK(components_error < exact);
+    CHECK(variance_error < exact);
+    CHECK(test::max_relative_error(by_ucx.singular_values(), by_mpi.singular_values()) < exact);
+    CHECK(test::max_relative_error(by_ucx.mean(), by_mpi.mean(), 1e-3) < exact);
+    CHECK(by_ucx.noise_variance() == doctest::Approx(by_mpi.noise_variance()).epsilon(exact));
+    CHECK(by_ucx.n_samples() == full.size());
+    CHECK(test::max_relative_error(by_ucx.transform(data.X_test), by_mpi.transform(data.X_test), 1.0) < 10 * exact);
+  }
+
+  SUBCASE("StandardScaler (digits)") {
+    const auto data = test::load_split<double, std::int64_t>("digits");
+    const Dataset<double> full(data.X_train);
+    const auto shard = uneven_shard(full, rank, ranks);
+
+    preprocessing::StandardScaler<double, exec::mpi> by_mpi({}, mpi);
+    by_mpi.fit(shard.features());
+    preprocessing::StandardScaler<double, exec::ucx> by_ucx({}, ucx);
+    by_ucx.fit(shard.features());
+    const double mean_error = max_over_ranks(test::max_relative_error(by_ucx.mean(), by_mpi.mean(), 1e-3));
+    const double scale_error = max_over_ranks(test::max_relative_error(by_ucx.scale(), by_mpi.scale()));
+    MESSAGE("StandardScaler on ", ranks, " ranks: mean ", mean_error, ", scale ", scale_error);
+    CHECK(mean_error < exact);
+    CHECK(scale_error < exact);
+    CHECK(test::max_relative_error(by_ucx.var(), by_mpi.var()) < exact);
+    CHECK(by_ucx.n_samples_seen() == full.size());
+    CHECK(test::max_relative_error(by_ucx.transform(data.X_test), by_mpi.transform(data.X_test), 1e-3) <
+          10 * exact);
+  }
+}
+
+// Replicated data-parallel training: exec::mpi overlaps bucketed MPI_Iallreduce (or
+// MPI_Ireduce_scatter when sharded) with the backward pass; exec::ucx takes the generic path
+// (blocking all-reduce of each gradient block, then its allgatherv of the parameters when
+// sharded). Both must take the one-process step on each global batch, so their weights agree
+// up to the rounding of another reduction order.
+TEST_CASE("nn::Sequential<double, exec::ucx> trains as nn::Sequential<double, exec::mpi>") {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const auto split = test::load_split<double, std::int64_t>("digits");
+  const Matrix<double> X = split.X_train.topRows(286) / 16.0;  // 286 rows: uneven last batch
+  const Labels y = split.y_train.head(286);
+
+  for (const bool shard_state : {false, true}) {
+    CAPTURE(shard_state);
+    const nn::FitOptions options{.epochs = 2, .batch_size = 32, .shuffle = true, .seed = 5,
+                                 .replicated = true, .shard_optimizer_state = shard_state};
+    const auto train = [&](auto& model) {
+      model.add(nn::Input({64})).add(nn::Dense(32)).add(nn::ReLU{}).add(nn::Dense(10));
+      model.compile(nn::Adam{.learning_rate = 1e-2}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+      return model.fit(X, y, options);
+    };
+    nn::Sequential<double, exec::mpi> by_mpi(mpi);
+    const nn::History mpi_history = train(by_mpi);
+    nn::Sequential<double, exec::ucx> by_ucx(ucx);
+    const nn::History ucx_history = train(by_ucx);
+
+    const auto w_ucx = by_ucx.get_weights();
+    const double error = max_over_ranks(weights_error(w_ucx, by_mpi.get_weights()));
+    MESSAGE("Sequential on ", mpi.size(), " ranks, shard_optimizer_state ", shard_state, ": weights ", error);
+    CHECK(error < 1e-11);
+    bool identical = !w_ucx.empty();
+    for (const auto& w : w_ucx) identical = bitwise_same_on_every_rank(w) && identical;
+    CHECK(identical);
+    // It trained: the logged loss (over all ranks' rows) fell, as exec::mpi's.
+    const auto& ucx_loss = ucx_history.at("loss");
+    CHECK(ucx_loss.back() < ucx_loss.front());
+    CHECK(ucx_loss.back() == doctest::Approx(mpi_history.at("loss").back()).epsilon(1e-9));
+    if (shard_state) {
+      // Sharded with the policy's collectives: each rank holds its share of Adam's state, as
+      // under exec::mpi (the same shard plan).
+      CHECK(by_ucx.optimizer_state_bytes() == by_mpi.optimizer_state_bytes());
+      CHECK(static_cast<double>(by_ucx.optimizer_state_bytes()) * mpi.size() <
+            2.0 * 2.0 * 8.0 * (64 * 32 + 32 + 32 * 10 + 10));  // unsharded: 2 slots x 8 bytes x n
+    }
+  }
 }
