@@ -36,10 +36,13 @@
 #include "onelearn/nn/sequential.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
+#include "weights_support.hpp"
 
 using namespace onelearn;
 
 namespace {
+
+using onelearn::test::weights_error;
 
 exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
 
@@ -335,24 +338,6 @@ D uneven_shard(const D& data, int rank, int ranks) {
     return static_cast<index_t>(static_cast<long long>(data.size()) * r * (r + 1) / (ranks * (ranks + 1)));
   };
   return data.rows(bound(rank), bound(rank + 1));
-}
-
-/// max |a - b| / max |b| over each buffer of two Sequential::get_weights(), the largest over
-/// the buffers (infinite when the shapes differ).
-double weights_error(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
-  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].size() != b[i].size()) return std::numeric_limits<double>::infinity();
-    double diff = 0;
-    double scale = 0;
-    for (std::size_t j = 0; j < a[i].size(); ++j) {
-      diff = std::max(diff, std::abs(a[i][j] - b[i][j]));
-      scale = std::max(scale, std::abs(b[i][j]));
-    }
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
 }
 
 /// The largest value over the ranks (to report the worst rank's difference).

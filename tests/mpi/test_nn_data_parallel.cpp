@@ -28,10 +28,13 @@
 #include "onelearn/nn/layers/batch_normalization.hpp"
 #include "onelearn/nn/sequential.hpp"
 #include "support.hpp"
+#include "weights_support.hpp"
 
 using namespace onelearn;
 
 namespace {
+
+using onelearn::test::weights_error;
 
 exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
 
@@ -110,25 +113,6 @@ std::vector<std::vector<T>> layer_states(nn::Sequential<T, Exec>& model) {
 nn::Sequential<double, exec::mpi> mpi_mlp_double() {
   return nn::Sequential<double, exec::mpi>(world(), nn::Input({64}), nn::Dense(32),
                                            nn::ReLU{}, nn::Dense(10));
-}
-
-/// max |a - b| / max |b| over each buffer (relative to the buffer's scale: single weights
-/// near zero would make an entry-wise ratio meaningless), the largest over the buffers.
-template <class T>
-double weights_error(const std::vector<std::vector<T>>& a, const std::vector<std::vector<T>>& b) {
-  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].size() != b[i].size()) return std::numeric_limits<double>::infinity();
-    double diff = 0;
-    double scale = 0;
-    for (std::size_t j = 0; j < a[i].size(); ++j) {
-      diff = std::max(diff, std::abs(static_cast<double>(a[i][j]) - static_cast<double>(b[i][j])));
-      scale = std::max(scale, std::abs(static_cast<double>(b[i][j])));
-    }
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
 }
 
 double relative(double a, double b) { return std::abs(a - b) / std::abs(b); }

@@ -28,11 +28,14 @@
 #include "onelearn/nn/detail/sharded_optimizer.hpp"
 #include "onelearn/nn/sequential.hpp"
 #include "support.hpp"
+#include "weights_support.hpp"
 
 using namespace onelearn;
 namespace fs = std::filesystem;
 
 namespace {
+
+using onelearn::test::weights_error;
 
 exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
 
@@ -53,24 +56,6 @@ template <class T>
 Digits<T> load_digits() {
   const auto split = test::load_split<T, std::int64_t>("digits");
   return {split.X_train.topRows(286) / T(16), split.y_train.head(286)};
-}
-
-/// max |a - b| / max |b| over each buffer, the largest over the buffers.
-template <class T>
-double weights_error(const std::vector<std::vector<T>>& a, const std::vector<std::vector<T>>& b) {
-  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].size() != b[i].size()) return std::numeric_limits<double>::infinity();
-    double diff = 0;
-    double scale = 0;
-    for (std::size_t j = 0; j < a[i].size(); ++j) {
-      diff = std::max(diff, std::abs(static_cast<double>(a[i][j]) - static_cast<double>(b[i][j])));
-      scale = std::max(scale, std::abs(static_cast<double>(b[i][j])));
-    }
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
 }
 
 /// This rank's expected optimizer bytes: slots x its share of n values x sizeof(T).

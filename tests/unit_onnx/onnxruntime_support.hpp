@@ -2,7 +2,8 @@
 // onnxruntime as the independent runtime of the ONNX export tests (test_onnx_export.cpp,
 // test_onnx_nn.cpp): the npm package onnxruntime-node, run through Node by
 // tests/onnx/run_onnxruntime.js. Tests that need it are skipped, saying why, when Node or the
-// package is missing (onnxruntime_unavailable() gives the reason).
+// package is missing (onnxruntime_unavailable() gives the reason). Also: scratch_dir, where
+// those tests write their models.
 //
 // \code
 //   #include "onnxruntime_support.hpp"
@@ -15,11 +16,36 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <system_error>
 #include <utility>
 
 namespace onelearn::test {
+
+/// A directory for a test file's exported models, temp/<prefix>_<pid>, created at first use and
+/// removed at exit. Each test file passes its own prefix (the test files share one executable,
+/// and with it this function's directories).
+inline std::filesystem::path scratch_dir(const std::string& prefix) {
+  struct TempDir {
+    std::filesystem::path path;
+    explicit TempDir(const std::string& name)
+        : path(std::filesystem::temp_directory_path() /
+               (name + "_" + std::to_string(static_cast<long>(::getpid())))) {
+      std::filesystem::create_directories(path);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    ~TempDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static std::map<std::string, TempDir> dirs;
+  return dirs.try_emplace(prefix, prefix).first->second.path;
+}
 
 /// tests/onnx/run_onnxruntime.js.
 inline std::filesystem::path runner_script() {

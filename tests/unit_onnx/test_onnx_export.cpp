@@ -59,23 +59,7 @@ struct ExportCase {
   std::string json_input;                          // X for run_onnxruntime.js
 };
 
-/// A directory for the exported files, removed at exit.
-fs::path work_dir() {
-  struct TempDir {
-    fs::path path;
-    TempDir()
-        : path(fs::temp_directory_path() /
-               ("onelearn_onnx_export_" + std::to_string(static_cast<long>(::getpid())))) {
-      fs::create_directories(path);
-    }
-    ~TempDir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const TempDir dir;
-  return dir.path;
-}
+fs::path work_dir() { return onelearn::test::scratch_dir("onelearn_onnx_export"); }
 
 template <class V>
 Matrix<double> column(const V& v) {

@@ -66,22 +66,7 @@ using onelearn::test::quoted;
 using onelearn::test::run_command;
 using onelearn::test::runner_script;
 
-fs::path work_dir() {
-  struct TempDir {
-    fs::path path;
-    TempDir()
-        : path(fs::temp_directory_path() /
-               ("onelearn_onnx_nn_" + std::to_string(static_cast<long>(::getpid())))) {
-      fs::create_directories(path);
-    }
-    ~TempDir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const TempDir dir;
-  return dir.path;
-}
+fs::path work_dir() { return onelearn::test::scratch_dir("onelearn_onnx_nn"); }
 
 // ---- the exported networks ----
 
