@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -151,7 +152,34 @@ void relocate_empty_clusters(const Exec& exec, const RowPartition& rows, const M
 struct HamerlyBounds {
   Vector<double> upper;
   Vector<double> lower;
+  /// ||x_i||^2 in double, computed once per fit (the rows do not change between iterations).
+  Vector<double> squared_norms;
 };
+
+/// ||x_i||^2 in double for each row of X, for HamerlyBounds::squared_norms (on threads).
+template <class T>
+Vector<double> row_squared_norms_double(const MatrixRef<T>& X) {
+  Vector<double> out(X.rows());
+  for_each_chunk(X.rows(), block_rows, [&](index_t, index_t begin, index_t end) {
+    for (index_t i = begin; i < end; ++i) out(i) = X.row(i).template cast<double>().squaredNorm();
+  });
+  return out;
+}
+
+/// Asks the cache for row i of X ahead of its use: the bounds pass reads only the rows its loose
+/// bound cannot prove, a pattern the hardware prefetcher follows badly, and the sums pass after
+/// it reads every row of the window anyway, so fetching them all early costs no extra traffic.
+template <class T>
+inline void prefetch_row(const MatrixRef<T>& X, index_t i) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  const char* first = reinterpret_cast<const char*>(X.row(i).data());
+  const auto bytes = static_cast<std::ptrdiff_t>(X.cols()) * static_cast<std::ptrdiff_t>(sizeof(T));
+  for (std::ptrdiff_t at = 0; at < bytes; at += 64) __builtin_prefetch(first + at);
+#else
+  (void)X;
+  (void)i;
+#endif
+}
 
 /// delta(x, c) = expansion_margin<T>(p) * (||x||^2 + max_j ||c_j||^2) bounds |computed - exact|
 /// of v_j = ||c_j||^2 - 2 x.c_j as the kernels compute it in T: the dot product and the norm of
@@ -231,7 +259,8 @@ HamerlyCentres hamerly_centres(const Matrix<T>& centers) {
 /// set afresh. A row whose bounds cannot prove its label is recomputed in a gathered block of
 /// such rows (one GEMM per block); if its two smallest values there are too close for that
 /// GEMM's rounding to be sure to agree with the plain kernel's, its original block is
-/// recomputed exactly as nearest_rows does it.
+/// recomputed exactly as nearest_rows does it. `bounds.squared_norms` must hold
+/// row_squared_norms_double(X).
 template <class T>
 double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
                               Eigen::Ref<Labels> labels, HamerlyBounds& bounds,
@@ -256,6 +285,8 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
   const index_t grain = fixed_chunks(n, block_rows, max_partials);
   Matrix<double> partials = Matrix<double>::Zero(chunk_count(n, grain), k * p + k + 1);
   constexpr index_t window_rows = 4 * block_rows;
+  // How far ahead the bounds pass prefetches rows (enough to cover a memory latency).
+  constexpr index_t prefetch_rows = 16;
   for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
     double* partial = partials.row(chunk).data();
     std::vector<index_t> best(static_cast<std::size_t>(block_rows));
@@ -263,7 +294,7 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
     std::vector<T> second_values(static_cast<std::size_t>(block_rows));
     // Sets row i's label and bounds from its two smallest values.
     const auto settle = [&](index_t i, index_t label, T best_value, T second_value) {
-      const double xx = X.row(i).template cast<double>().squaredNorm();
+      const double xx = bounds.squared_norms(i);
       const double delta = margin * (xx + geometry.max_squared_norm);
       if (label != labels(i)) partial[k * p + k] += 1;
       labels(i) = label;
@@ -301,6 +332,7 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
         examined.clear();
         ambiguous.clear();
         for (index_t i = window; i < window_end; ++i) {
+          if (with_sums && i + prefetch_rows < window_end) prefetch_row<T>(X, i + prefetch_rows);
           const index_t a = labels(i);
           double u = (bounds.upper(i) + moves(a)) * (1 + bound_slack);
           const double l = (bounds.lower(i) - other_move(a)) * (1 - bound_slack);
@@ -334,7 +366,7 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
           for (index_t r = 0; r < m; ++r) {
             const auto s = static_cast<std::size_t>(r);
             const index_t i = examined[g + s];
-            const double xx = X.row(i).template cast<double>().squaredNorm();
+            const double xx = bounds.squared_norms(i);
             const double delta = margin * (xx + geometry.max_squared_norm);
             // Each computation is within delta of the exact values, so a gap above 4 delta
             // here is a strict gap in the plain kernel's values too.
@@ -356,9 +388,13 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
         }
       }
       if (!with_sums) continue;
+      // Element by element, so the same bits as adding whole rows, without Eigen's per-row
+      // setup for a dynamic-size row.
       for (index_t i = window; i < window_end; ++i) {
         const index_t label = labels(i);
-        chunk_sums.row(label) += X.row(i).template cast<double>();
+        double* sum = chunk_sums.row(label).data();
+        const T* x = X.row(i).data();
+        for (index_t f = 0; f < p; ++f) sum[f] += static_cast<double>(x[f]);
         partial[k * p + label] += 1;
       }
     }
@@ -392,6 +428,7 @@ LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef
   if (bounded) {
     bounds.upper.resize(n);
     bounds.lower.resize(n);
+    bounds.squared_norms = row_squared_norms_double<T>(X);
   }
   Vector<double> moves = Vector<double>::Zero(k);
   bool full = true;
