@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the ONNX loader's fuzz target for a bounded time, as CTest's onnx_fuzz test does.
+# Runs the ONNX loader's fuzz target for a bounded number of inputs, as CTest's onnx_fuzz test does.
 #   tests/fuzz/run_fuzz.sh FUZZER SECONDS TESTDATA_DIR WORK_DIR
 # The seed corpus is the ONNX backend test data's models and input tensors (up to 200 KB each:
 # bigger ones slow every mutation down and add no new structure) plus tests/fuzz/regressions/,
@@ -23,7 +23,11 @@ if [[ -z "$(ls -A "$seeds")" ]]; then
 fi
 echo "run_fuzz: $(ls "$seeds" | wc -l) seeds from $testdata, $(ls "$here/regressions" | wc -l) regressions, $seconds s"
 cd "$work"
+# -seed and -runs make the run repeatable: CI executes the same mutations a developer ran
+# (with an empty WORK_DIR/corpus), so a finding reproduces, and a bug found later by a longer
+# local run (FUZZ_SEED=0 for a random seed, more SECONDS) does not make CI flaky. About
+# 17,000 inputs a second on the reference machine: SECONDS x 17,000 runs, capped at 3 x SECONDS.
 # -timeout: one input running longer than 10 s is reported as a hang; -rss_limit_mb bounds
 # the memory (the target refuses single allocations above 64 MiB itself).
-exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-  corpus "$seeds" "$here/regressions"
+exec "$fuzzer" -seed="${FUZZ_SEED:-1}" -runs=$((seconds * 17000)) -max_total_time=$((seconds * 3)) \
+  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 corpus "$seeds" "$here/regressions"

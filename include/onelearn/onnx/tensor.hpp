@@ -74,10 +74,14 @@ inline std::size_t element_count(const Shape& shape) {
   return n;
 }
 
-/// Row-major strides (in elements) of `shape`.
+/// Row-major strides (in elements) of `shape`. A product of trailing dimensions can only
+/// overflow when another dimension is 0 (element_count refuses the others); such a tensor is
+/// empty, nothing is ever addressed, and the overflowing strides are set to 0.
 inline Shape strides_of(const Shape& shape) {
   Shape s(shape.size(), 1);
-  for (std::size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  for (std::size_t i = shape.size(); i-- > 1;) {
+    if (__builtin_mul_overflow(s[i], shape[i], &s[i - 1])) s[i - 1] = 0;
+  }
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "onelearn/onnx/ops/common.hpp"
@@ -36,6 +37,11 @@ inline PoolSetup pool_setup(const NodeContext& ctx, const Tensor& x) {
   return s;
 }
 
+/// ceil(a / b) for b > 0 and any sign of a.
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
 /// Calls f(output position, list of (flat input offset) in the window, count of window cells
 /// inside the padded input) for every output position.
 template <class F>
@@ -50,13 +56,20 @@ void for_each_window(const Window& w, F f) {
     // Per dimension, the window's coordinates inside the input and inside the padded input.
     std::vector<std::vector<std::int64_t>> coords(d);
     for (std::size_t j = 0; j < d; ++j) {
-      std::int64_t inside_padded = 0;
-      for (std::int64_t k = 0; k < w.kernel[j]; ++k) {
-        const std::int64_t p = o[j] * w.strides[j] - w.pad_begin[j] + k * w.dilations[j];
-        if (p >= -w.pad_begin[j] && p < w.in[j] + w.pad_end[j]) ++inside_padded;
-        if (p >= 0 && p < w.in[j]) coords[j].push_back(p);
-      }
-      padded *= inside_padded;
+      // Window cell k sits at base + k * dilation. The cells inside [lo, hi) are a range of k
+      // computed directly, so the cost follows the input, not kernel_shape (a kernel of 2^29
+      // cells over a 5-pixel input is valid ONNX).
+      const std::int64_t base = o[j] * w.strides[j] - w.pad_begin[j];
+      const std::int64_t dilation = w.dilations[j];
+      const auto cells_in = [&](std::int64_t lo, std::int64_t hi) {  // k range [first, last)
+        const std::int64_t first = std::max<std::int64_t>(0, ceil_div(lo - base, dilation));
+        const std::int64_t last = std::min<std::int64_t>(w.kernel[j], ceil_div(hi - base, dilation));
+        return std::pair{first, std::max(first, last)};
+      };
+      const auto [pad_first, pad_last] = cells_in(-w.pad_begin[j], w.in[j] + w.pad_end[j]);
+      padded *= pad_last - pad_first;
+      const auto [first, last] = cells_in(0, w.in[j]);
+      for (std::int64_t k = first; k < last; ++k) coords[j].push_back(base + k * dilation);
     }
     Shape counts(d);
     for (std::size_t j = 0; j < d; ++j) counts[j] = static_cast<std::int64_t>(coords[j].size());

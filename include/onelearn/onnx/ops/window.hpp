@@ -3,6 +3,7 @@
 // pads (explicit or auto_pad SAME_UPPER / SAME_LOWER / VALID), ceil_mode, and the output size.
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,11 +36,19 @@ inline Window window_geometry(const NodeContext& ctx, const Shape& in, const Sha
   if (kernel.size() != d) ctx.fail_shape("kernel_shape has the wrong number of dimensions");
   Shape pads(2 * d, 0);
   read("pads", pads, 2 * d);
+  // Values past 2^31 are refused: no real model has them, and below that bound every product
+  // and sum of the geometry fits in int64 (a kernel of 2^40 cells with a dilation of 2^40 would
+  // overflow).
+  constexpr std::int64_t largest = INT32_MAX;
   for (std::size_t i = 0; i < d; ++i) {
     if (w.strides[i] <= 0 || w.dilations[i] <= 0 || kernel[i] <= 0) {
       ctx.fail("strides, dilations and kernel_shape must be positive");
     }
     if (pads[i] < 0 || pads[i + d] < 0) ctx.fail("pads must not be negative");
+    if (w.strides[i] > largest || w.dilations[i] > largest || kernel[i] > largest ||
+        pads[i] > largest || pads[i + d] > largest) {
+      ctx.fail("strides, dilations, kernel_shape and pads must be at most 2^31 - 1");
+    }
   }
   const std::string auto_pad = ctx.get_string("auto_pad", "NOTSET");
   for (std::size_t i = 0; i < d; ++i) {
