@@ -45,7 +45,12 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
     ctx.fail_shape("B must have " + std::to_string(m) + " values of X's element type");
   }
   // For every (kernel offset, output position): the input offset, or -1 in the padding.
-  std::vector<std::int64_t> source(static_cast<std::size_t>(ksize * osize));
+  std::int64_t table_size = 0;
+  if (__builtin_mul_overflow(ksize, osize, &table_size)) {
+    ctx.fail_shape("kernel x output positions overflow: " + std::to_string(ksize) + " x " +
+                   std::to_string(osize));
+  }
+  std::vector<std::int64_t> source(static_cast<std::size_t>(table_size));
   {
     const Shape in_strides = strides_of(in);
     std::size_t k = 0;

@@ -106,7 +106,9 @@ inline std::vector<Tensor> max_pool(const NodeContext& ctx) {
       }
       return out;
     };
-    detail::for_each_window(s.win, [&](std::int64_t o, const std::vector<std::int64_t>& cells,
+    // A batch of 0 has nothing to pool, however many output positions the padding describes
+    // (pads of 2^25 would otherwise loop 10^9 times over no data).
+    if (s.planes > 0) detail::for_each_window(s.win, [&](std::int64_t o, const std::vector<std::int64_t>& cells,
                                        std::int64_t) {
       for (std::int64_t p = 0; p < s.planes; ++p) {
         const T* plane = v.data() + p * s.isize;
@@ -136,7 +138,7 @@ inline std::vector<Tensor> average_pool(const NodeContext& ctx) {
   return {visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     std::vector<T> y(element_count(s.out_shape), T{0});
-    detail::for_each_window(s.win, [&](std::int64_t o, const std::vector<std::int64_t>& cells,
+    if (s.planes > 0) detail::for_each_window(s.win, [&](std::int64_t o, const std::vector<std::int64_t>& cells,
                                        std::int64_t padded) {
       const auto count = static_cast<T>(include_pad ? padded : static_cast<std::int64_t>(cells.size()));
       for (std::int64_t p = 0; p < s.planes; ++p) {

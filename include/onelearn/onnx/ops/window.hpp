@@ -74,6 +74,9 @@ inline Window window_geometry(const NodeContext& ctx, const Shape& in, const Sha
     }
     w.out[i] = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
   }
+  // Every output position is visited, so their count must be a number (huge pads over several
+  // axes could describe more than 2^63 of them): element_count throws shape_error beyond that.
+  (void)element_count(w.out);
   return w;
 }
 
