@@ -5,7 +5,8 @@
 //   mpirun -np 2 onelearn-bench --policy mpi scaler       the same, data-parallel (each rank a shard)
 //   mpirun -np 2 onelearn-bench --policy mpi allreduce    exec::mpi all-reduce, 1 KiB to 64 MiB
 //   mpirun -np 2 onelearn-bench --policy ucx allreduce    the same on exec::ucx (any workload runs on it;
-//                                                         --ucx-chunk-bytes N, --ucx-small-bytes N tune it)
+//                                                         --ucx-chunk-bytes N, --ucx-small-bytes N,
+//                                                         --ucx-shm-bytes N (0: no shared memory) tune it)
 //
 // Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce, the
 // networks mlp, cnn, tiny_mlp (local), and mlp data-parallel (weak scaling, under --policy mpi
@@ -404,7 +405,7 @@ int main(int argc, char** argv) {
   std::string dir = ".";
   std::string policy = "local";
 #ifdef ONELEARN_BENCH_WITH_UCX
-  onelearn::exec::ucx_options ucx_settings;  // --ucx-chunk-bytes, --ucx-small-bytes: tuning runs
+  onelearn::exec::ucx_options ucx_settings;  // --ucx-chunk-bytes, --ucx-small-bytes, --ucx-shm-bytes: tuning runs
 #endif
   std::vector<std::string> workloads;
   for (int i = 1; i < argc; ++i) {
@@ -417,6 +418,8 @@ int main(int argc, char** argv) {
       ucx_settings.chunk_bytes = std::stoull(argv[++i]);
     } else if (std::strcmp(argv[i], "--ucx-small-bytes") == 0 && i + 1 < argc) {
       ucx_settings.small_message_bytes = std::stoull(argv[++i]);
+    } else if (std::strcmp(argv[i], "--ucx-shm-bytes") == 0 && i + 1 < argc) {
+      ucx_settings.shared_memory_bytes = std::stoull(argv[++i]);
 #endif
     } else {
       workloads.emplace_back(argv[i]);

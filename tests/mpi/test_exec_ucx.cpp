@@ -101,11 +101,16 @@ TEST_CASE_TEMPLATE("exec::ucx allreduce equals MPI_Allreduce and is bit-identica
                    float, double, std::int64_t) {
   const auto mpi = world();
   const int p = mpi.size();
-  // The defaults; the ring with tiny chunks (many chunks per segment, uneven last chunk); and
-  // recursive doubling for every size.
+  // The defaults (shared memory: every rank of a test runs on one host); shared memory in
+  // rounds of 64 bytes (many rounds, parts of a round empty when it holds fewer values than
+  // ranks); and, with shared memory off, the ring with tiny chunks (many chunks per segment,
+  // uneven last chunk) and recursive doubling for every size.
   const exec::ucx defaults(MPI_COMM_WORLD);
-  const exec::ucx tiny_chunks(MPI_COMM_WORLD, {.small_message_bytes = 0, .chunk_bytes = 64});
-  const exec::ucx doubling(MPI_COMM_WORLD, {.small_message_bytes = std::size_t{1} << 40});
+  CHECK(defaults.uses_shared_memory());
+  const exec::ucx tiny_rounds(MPI_COMM_WORLD, {.shared_memory_bytes = 64});
+  const exec::ucx tiny_chunks(MPI_COMM_WORLD, {.small_message_bytes = 0, .chunk_bytes = 64, .shared_memory_bytes = 0});
+  const exec::ucx doubling(MPI_COMM_WORLD, {.small_message_bytes = std::size_t{1} << 40, .shared_memory_bytes = 0});
+  CHECK_FALSE(doubling.uses_shared_memory());
   const std::size_t mib = (std::size_t{1} << 20) / sizeof(T);
   const std::vector<std::size_t> sizes{0, 1, static_cast<std::size_t>(p - 1), 7, 1001, 4099, mib, 9 * mib + 3};
 
@@ -121,8 +126,8 @@ TEST_CASE_TEMPLATE("exec::ucx allreduce equals MPI_Allreduce and is bit-identica
       for (std::size_t i = 0; i < n; ++i) absolute_sums[i] = mine[i] < 0 ? static_cast<T>(-mine[i]) : mine[i];
       if constexpr (std::is_floating_point_v<T>) mpi.allreduce(std::span(absolute_sums), exec::reduce_op::sum);
 
-      for (const auto* policy : {&defaults, &tiny_chunks, &doubling}) {
-        if (policy == &tiny_chunks && n > 4099) continue;  // 64-byte chunks of megabytes: slow
+      for (const auto* policy : {&defaults, &tiny_rounds, &tiny_chunks, &doubling}) {
+        if ((policy == &tiny_chunks || policy == &tiny_rounds) && n > 4099) continue;  // 64-byte pieces of megabytes: slow
         auto result = mine;
         policy->allreduce(std::span(result), op);
         if (std::is_integral_v<T> || op != exec::reduce_op::sum) {
@@ -266,6 +271,28 @@ TEST_CASE("exec::ucx: ranks that pass different sizes get a distributed_error, n
     }
     mpi.barrier();
   }
+}
+
+TEST_CASE("exec::ucx: ranks that pass different sizes to a shared-memory all-reduce all get a distributed_error") {
+  const auto mpi = world();
+  for (const std::size_t mine : {std::size_t{0}, std::size_t{3}}) {
+    const exec::ucx ucx(MPI_COMM_WORLD, {.timeout = std::chrono::seconds(5)});
+    CHECK(ucx.uses_shared_memory());
+    // Rank 0 passes `mine` values (none, or 3), the others 5: every rank must refuse, at once.
+    std::vector<float> values(mpi.rank() == 0 ? mine : 5, 1.0f);
+    const std::string expected = mpi.rank() == 0 ? "expected " + std::to_string(mine) + " values from rank 1, found 5"
+                                                 : "expected 5 values from rank 0, found " + std::to_string(mine);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(ucx.allreduce(std::span(values), exec::reduce_op::sum),
+                         doctest::Contains(expected.c_str()), distributed_error);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+    mpi.barrier();
+  }
+}
+
+TEST_CASE("exec::ucx: shared_memory_bytes below 64 (other than 0) is an invalid_argument on every rank") {
+  CHECK_THROWS_WITH_AS(exec::ucx(MPI_COMM_WORLD, {.shared_memory_bytes = 8}),
+                       doctest::Contains("expected shared_memory_bytes 0 (off) or >= 64, found 8"), invalid_argument);
 }
 
 TEST_CASE("exec::ucx with peer-failure detection: a rank that leaves fails the others' collective") {

@@ -21,17 +21,27 @@
  *
  * Method: the constructor, collective over `comm`, creates a UCP context and one worker, all-
  * gathers the worker addresses with MPI (the only MPI calls; none on the data path) and creates
- * an endpoint to every rank. Copies share that worker (a shared_ptr), so the policy is cheap to
- * copy; the last copy closes the endpoints. Every collective call takes the next sequence number,
+ * an endpoint to every rank. When every rank is on one host it also maps a shared-memory
+ * segment per rank (ucp_mem_map allocates it in posix/sysv shared memory; the peers map it
+ * with ucp_rkey_ptr). Copies share that worker (a shared_ptr), so the policy is cheap to copy;
+ * the last copy closes the endpoints. Every collective call takes the next sequence number,
  * which goes into the tags of its messages, so back-to-back collectives never match each other's
  * messages.
- * - allreduce: recursive doubling below `small_message_bytes` (256 KiB; log2 p exchanges), else
- *   a ring reduce-scatter + all-gather in chunks of `chunk_bytes` (512 KiB): the receive of the
- *   next step is posted before the current chunk is reduced, and each reduced chunk is sent on at
- *   once. Any size works (0, fewer elements than ranks, not divisible by the number of ranks). The
- *   result is bit-identical on every rank (each ring segment is reduced on one rank and then
- *   copied; recursive-doubling partners combine in rank order), though not necessarily equal to
- *   the bits MPI_Allreduce produces, whose summation order differs.
+ * - allreduce, ranks on one host: through the shared-memory segments (exec/detail/
+ *   ucx_shared_memory.hpp), in rounds of `shared_memory_bytes`. Each rank stages the parts of
+ *   its data the others reduce, reduces its own part reading the peers' staged copies in place,
+ *   and copies the others' reduced parts out of their segments; the steps are ordered by
+ *   counters in the segments (release/acquire), not by messages. No system call and no copy
+ *   through a FIFO: about two passes over the data per rank.
+ * - allreduce, otherwise (several hosts, `shared_memory_bytes = 0`, or `detect_peer_failure`):
+ *   recursive doubling below `small_message_bytes` (256 KiB; log2 p exchanges), else a ring
+ *   reduce-scatter + all-gather in chunks of `chunk_bytes` (512 KiB): the receive of the next
+ *   step is posted before the current chunk is reduced, and each reduced chunk is sent on at
+ *   once.
+ * - Any size works for both (0, fewer elements than ranks, not divisible by the number of
+ *   ranks). The result is bit-identical on every rank (each part or ring segment is reduced on
+ *   one rank and then copied; recursive-doubling partners combine in rank order), though not
+ *   necessarily equal to the bits MPI_Allreduce produces, whose summation order differs.
  * - broadcast: binomial tree, chunked so inner ranks forward while receiving.
  * - allgatherv, check_same_shape: counts then data exchanged directly between all pairs.
  * - barrier: dissemination (ceil(log2 p) rounds of empty messages).
@@ -39,14 +49,19 @@
  *
  * \par Options (ucx_options)
  * - `timeout` (default 10 minutes): a collective still incomplete after this long throws.
- * - `small_message_bytes` (default 256 KiB): all-reduce algorithm switch. Below it one
+ * - `shared_memory_bytes` (default 512 KiB; 0 = off, else >= 64): the segment each rank maps,
+ *   and so the round size of the shared-memory all-reduce. Measured on 2 ranks (4 MiB; 16 MiB):
+ *   256 KiB 209 us, 1.17 ms; 512 KiB 171 us, 0.94 ms; 1 MiB 279 us, 1.43 ms. Rounds that fit
+ *   the core's cache beat fewer, larger rounds. uses_shared_memory() says whether it is used.
+ * - `small_message_bytes` (default 256 KiB): the message algorithms' switch. Below it one
  *   exchange of the whole buffer (2 ranks) beats the ring's two rendezvous steps: measured on 2
  *   ranks, 16 KiB 1.3 us instead of 2.3 us, 256 KiB 12.6 us instead of 35 us.
  * - `chunk_bytes` (default 512 KiB, >= 64): pipeline granularity of the ring and of broadcast.
  * - `detect_peer_failure` (default false): endpoints in UCP_ERR_HANDLING_MODE_PEER, so a peer
  *   that dies fails the collective at once (measured: within milliseconds) instead of at the
  *   timeout. UCX 1.13's shared-memory transports do not support that mode, so ranks on one host
- *   then talk over TCP loopback (several times slower); between hosts the network transports
+ *   then talk over TCP loopback (several times slower), and the shared-memory all-reduce is off
+ *   (a dead peer cannot fail a load from its segment); between hosts the network transports
  *   support it (not measured here).
  * All ranks pass the same options. UCX itself is configured by its environment variables
  * (UCX_TLS, UCX_RNDV_THRESH, ...); unless UCX_PROTO_ENABLE is set, exec::ucx turns on UCX
@@ -54,13 +69,13 @@
  * better than the default selection does.
  *
  * \par Performance (2 ranks, one host, float sum; onelearn-bench --policy ucx allreduce)
- * Against raw MPI_Allreduce (OpenMPI vader without single-copy, shared/anchors/allreduce.c)
- * in the same session on a 2-core host, time per call: 1 KiB 0.3 us (MPI 0.35-0.43), 16 KiB 1.3
- * (2.1-2.6), 64 KiB 4.0 (4.7-5.4), 1 MiB 60 (75-84), 4 MiB 460-480 (790-850: 1.7x), 16 MiB
- * 3.8-4.6 ms (8.7-14.5: 2-3x), 64 MiB 21-25 ms (151-159: 6x). UCX reads each chunk from the
- * peer with one process_vm_readv where vader copies through a shared FIFO; at 4 MiB the copy
- * and the reduction, both on the rank's own core, are what is left (a shared-memory reduction
- * reading the peer's buffer in place would save one copy). Runs on a busy host vary by 2x.
+ * Against raw MPI_Allreduce (Open MPI 4.1, shared/anchors/allreduce.c) in the same session on a
+ * quiet 2-core host, time per call, shared memory: 1 KiB 0.2 us (MPI 0.44), 16 KiB 1.1 (2.1-7.3), 64 KiB
+ * 3.6 (13.9), 1 MiB 39-50 (116), 4 MiB 171-209 (551: 2.6-3.2x), 16 MiB 0.94-1.17 ms (5.0: 4-5x),
+ * 64 MiB 5.4-5.6 ms (31.8: 6x). The message path (shared_memory_bytes = 0) in the same run:
+ * 4 MiB 299 us, 16 MiB 2.1 ms, 64 MiB 12.4 ms. Both spin while they wait for a peer (yielding
+ * after about a millisecond), so on a host with more busy threads than cores they slow down
+ * like every spinning MPI: runs on a busy host vary by 2-4x.
  *
  * \par Differences from exec::mpi
  * - The ranks are those of `comm` at construction; `comm` is not used afterwards (it may be
@@ -110,6 +125,9 @@ class ucx {
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
   [[nodiscard]] const ucx_options& options() const noexcept { return transport_->options(); }
+  /// Whether all-reduces go through shared memory (every rank on one host, and
+  /// options().shared_memory_bytes > 0); the same on every rank.
+  [[nodiscard]] bool uses_shared_memory() const noexcept { return transport_->shared_segments() != nullptr; }
 
   /// Element-wise reduction of `values` over all ranks, in place; every rank gets the same bits.
   template <collective_value T, std::size_t N>

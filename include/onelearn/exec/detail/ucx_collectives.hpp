@@ -10,6 +10,7 @@
 // ring each segment is reduced once, on one rank, and then only copied.
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -24,28 +25,47 @@
 
 namespace onelearn::exec::detail {
 
-/// out[i] = op(left[i], right[i]). `out` may alias `left` or `right` exactly.
-template <class T>
-void ucx_combine(T* out, const T* left, const T* right, std::size_t n, reduce_op op) {
+/// Calls `body(f)` with `f(left, right)` the binary function of `op` on T.
+template <class T, class Body>
+void ucx_with_op(reduce_op op, Body&& body) {
   switch (op) {
     case reduce_op::sum:
       if constexpr (std::is_integral_v<T>) {
         // Two's-complement wrap-around like MPI's, without signed-overflow UB.
         using U = std::make_unsigned_t<T>;
-        for (std::size_t i = 0; i < n; ++i) {
-          out[i] = static_cast<T>(static_cast<U>(left[i]) + static_cast<U>(right[i]));
-        }
+        body([](T left, T right) { return static_cast<T>(static_cast<U>(left) + static_cast<U>(right)); });
       } else {
-        for (std::size_t i = 0; i < n; ++i) out[i] = left[i] + right[i];
+        body([](T left, T right) { return static_cast<T>(left + right); });
       }
       break;
     case reduce_op::min:
-      for (std::size_t i = 0; i < n; ++i) out[i] = right[i] < left[i] ? right[i] : left[i];
+      body([](T left, T right) { return right < left ? right : left; });
       break;
     case reduce_op::max:
-      for (std::size_t i = 0; i < n; ++i) out[i] = left[i] < right[i] ? right[i] : left[i];
+      body([](T left, T right) { return left < right ? right : left; });
       break;
   }
+}
+
+/// out[i] = op(left[i], right[i]). `out` may alias `left` or `right` exactly.
+template <class T>
+void ucx_combine(T* out, const T* left, const T* right, std::size_t n, reduce_op op) {
+  ucx_with_op<T>(op, [&](auto f) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = f(left[i], right[i]);
+  });
+}
+
+/// out[i] = copy[i] = op(left[i], right[i]): one pass that also publishes the result. Either
+/// output may alias `left` or `right` exactly; `out` and `copy` do not overlap.
+template <class T>
+void ucx_combine_twice(T* out, T* copy, const T* left, const T* right, std::size_t n, reduce_op op) {
+  ucx_with_op<T>(op, [&](auto f) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const T value = f(left[i], right[i]);
+      out[i] = value;
+      copy[i] = value;
+    }
+  });
 }
 
 /// [begin, end) of part `k` of `n` items cut into `parts` near-equal parts (the first n % parts
@@ -164,9 +184,84 @@ void ucx_allreduce_ring(ucx_transport& t, T* data, std::size_t n, reduce_op op) 
   call.wait_all();
 }
 
+/// Through the shared-memory segments (all ranks on one host): see ucx_shared_memory.hpp for
+/// the three steps of a round.
+template <class T>
+void ucx_allreduce_shared_memory(ucx_transport& t, T* data, std::size_t n, reduce_op op) {
+  ucx_transport::operation call(t, "allreduce");
+  ucx_shared_segments& shared = *t.shared_segments();
+  const int p = t.size();
+  const int r = t.rank();
+  const std::size_t block = std::max<std::size_t>(1, shared.capacity() / sizeof(T));
+  const auto staged = [&](int q) { return reinterpret_cast<T*>(shared.data(q)); };
+  const auto await = [&](int q, std::atomic<std::uint64_t> ucx_segment_header::*counter, std::uint64_t round) {
+    const std::atomic<std::uint64_t>& value = shared.header(q).*counter;
+    for (std::uint32_t spins = 0; value.load(std::memory_order_acquire) < round; ++spins) call.idle(q, spins);
+  };
+  ucx_segment_header& mine = shared.header(r);
+
+  std::size_t offset = 0;
+  do {  // at least one round, even for n == 0, so that the ranks' counts are compared
+    const std::uint64_t round = shared.next_round();
+    const std::size_t m = std::min(block, n - offset);
+    T* values = data + offset;
+
+    // 1. Stage the parts the others reduce, once they are done with the previous round.
+    for (int q = 0; q < p; ++q) {
+      if (q != r) await(q, &ucx_segment_header::released, round - 1);
+    }
+    for (int q = 0; q < p; ++q) {
+      if (q == r) continue;
+      const auto [begin, end] = ucx_part(m, static_cast<std::size_t>(p), static_cast<std::size_t>(q));
+      std::memcpy(staged(r) + begin, values + begin, (end - begin) * sizeof(T));
+    }
+    if (offset == 0) mine.count.store(n, std::memory_order_relaxed);
+    mine.arrived.store(round, std::memory_order_release);
+    for (int q = 0; q < p; ++q) {
+      if (q == r) continue;
+      await(q, &ucx_segment_header::arrived, round);
+      const std::uint64_t theirs = shared.header(q).count.load(std::memory_order_relaxed);
+      if (offset == 0 && theirs != n) {
+        // Every rank sees some count unlike its own, so every rank throws here.
+        call.fail("expected " + std::to_string(n) + " values from rank " + std::to_string(q) + ", found " +
+                  std::to_string(theirs) + " (ranks passed different sizes)");
+      }
+    }
+
+    // 2. Reduce this rank's part in rank order, accumulating in this rank's own staged part
+    // (which no peer reads until `reduced`); the last step writes the caller's buffer too.
+    const auto [begin, end] = ucx_part(m, static_cast<std::size_t>(p), static_cast<std::size_t>(r));
+    const auto source = [&](int q) -> const T* { return (q == r ? values : staged(q)) + begin; };
+    T* accumulator = staged(r) + begin;
+    for (int q = 1; q < p; ++q) {
+      const T* left = q == 1 ? source(0) : accumulator;
+      if (q + 1 < p) {
+        ucx_combine(accumulator, left, source(q), end - begin, op);
+      } else {
+        ucx_combine_twice(values + begin, accumulator, left, source(q), end - begin, op);
+      }
+    }
+    mine.reduced.store(round, std::memory_order_release);
+
+    // 3. Copy the others' reduced parts out of their segments.
+    for (int q = 0; q < p; ++q) {
+      if (q == r) continue;
+      await(q, &ucx_segment_header::reduced, round);
+      const auto [their_begin, their_end] = ucx_part(m, static_cast<std::size_t>(p), static_cast<std::size_t>(q));
+      std::memcpy(values + their_begin, staged(q) + their_begin, (their_end - their_begin) * sizeof(T));
+    }
+    mine.released.store(round, std::memory_order_release);
+    offset += m;
+  } while (offset < n);
+}
+
 template <class T>
 void ucx_allreduce(ucx_transport& t, T* data, std::size_t n, reduce_op op) {
   if (t.size() == 1) return;
+  if (t.shared_segments() != nullptr) {
+    ucx_allreduce_shared_memory(t, data, n, op);
+    return;
+  }
   if (n * sizeof(T) < t.options().small_message_bytes || n < static_cast<std::size_t>(t.size())) {
     ucx_allreduce_recursive_doubling(t, data, n, op);
   } else {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/exec/detail/ucx_shared_memory.hpp"
 
 namespace onelearn::exec {
 
@@ -40,6 +41,11 @@ struct ucx_options {
   /// then talk over TCP loopback, several times slower. false (default): a vanished peer
   /// surfaces as a distributed_error when `timeout` passes, and shared memory is used.
   bool detect_peer_failure = false;
+  /// Bytes of the shared-memory segment each rank maps for the all-reduce when all ranks are on
+  /// one host (see ucx_shared_memory.hpp); larger all-reduces go through it in rounds of this
+  /// size. 0 turns the shared-memory path off (then messages, as between hosts). Not used with
+  /// detect_peer_failure: a rank that dies cannot fail a load or a store, only the timeout.
+  std::size_t shared_memory_bytes = 512 * 1024;
 };
 
 namespace detail {
@@ -50,6 +56,15 @@ namespace detail {
 /// middle of a rendezvous); after 16384 (about a millisecond) they match MPI_Allreduce at best,
 /// and a peer that has really lost its core still gets ours.
 constexpr std::uint32_t ucx_spins_before_yield = 16384;
+
+/// Tells the core that this is a spin-wait loop (lets a hyper-thread sibling run, saves power).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 /// One endpoint's failure, written by UCX's error callback during ucp_worker_progress.
 struct ucx_peer_slot {
@@ -81,6 +96,10 @@ class ucx_transport {
     }
     if (options_.chunk_bytes < 64) {
       throw invalid_argument("exec::ucx: expected chunk_bytes >= 64, found " + std::to_string(options_.chunk_bytes));
+    }
+    if (options_.shared_memory_bytes != 0 && options_.shared_memory_bytes < 64) {
+      throw invalid_argument("exec::ucx: expected shared_memory_bytes 0 (off) or >= 64, found " +
+                             std::to_string(options_.shared_memory_bytes));
     }
     if (options_.timeout.count() <= 0) {
       throw invalid_argument("exec::ucx: expected a positive timeout, found " +
@@ -146,6 +165,9 @@ class ucx_transport {
       release();
       throw distributed_error(failure.empty() ? "exec::ucx: ucp_ep_create failed on another rank" : failure);
     }
+    if (options_.shared_memory_bytes > 0 && !options_.detect_peer_failure && size_ > 1) {
+      shared_ = ucx_shared_segments::map_all(context_, endpoints_, rank_, size_, comm, options_.shared_memory_bytes);
+    }
   }
 
   ucx_transport(const ucx_transport&) = delete;
@@ -155,6 +177,9 @@ class ucx_transport {
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
   [[nodiscard]] const ucx_options& options() const noexcept { return options_; }
+  /// Every rank's shared-memory segment, or null when some rank cannot map some other's (several
+  /// hosts), or the options turn them off. The same on every rank.
+  [[nodiscard]] ucx_shared_segments* shared_segments() const noexcept { return shared_.get(); }
 
   /// Scratch memory that survives between collectives, so large all-reduces do not pay for
   /// fresh pages on every call. `which` selects one of two independent buffers.
@@ -237,6 +262,27 @@ class ucx_transport {
       pending_.clear();
     }
 
+    /// One turn of a wait for `peer` that is not a UCX request (a counter in shared memory):
+    /// spin, then yield the core as `wait` does; every 256 turns also progress the worker (it
+    /// reports failed connections) and check the deadline.
+    void idle(int peer, std::uint32_t spins) {
+      if (spins > ucx_spins_before_yield) {
+        sched_yield();
+      } else {
+        cpu_relax();
+      }
+      if (spins % 256 == 255) {
+        ucp_worker_progress(t_.worker_);
+        check(peer);
+      }
+    }
+
+    [[noreturn]] void fail(const std::string& what) {
+      const std::string message = prefix() + what;
+      if (t_.broken_.empty()) t_.broken_ = message;
+      throw distributed_error(message);
+    }
+
     [[nodiscard]] std::string prefix() const {
       return "exec::ucx: rank " + std::to_string(t_.rank_) + ": " + name_ + " #" +
              std::to_string(sequence_) + ": ";
@@ -277,12 +323,6 @@ class ucx_transport {
       }
     }
 
-    [[noreturn]] void fail(const std::string& what) {
-      const std::string message = prefix() + what;
-      if (t_.broken_.empty()) t_.broken_ = message;
-      throw distributed_error(message);
-    }
-
     ucx_transport& t_;
     const char* name_;
     std::uint64_t sequence_;
@@ -302,7 +342,7 @@ class ucx_transport {
     if (std::getenv("UCX_PROTO_ENABLE") == nullptr) ucp_config_modify(config, "PROTO_ENABLE", "y");
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features = UCP_FEATURE_TAG;
+    params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA;  // RMA: the shared-memory segments' keys
     status = ucp_init(&params, config, &context_);
     ucp_config_release(config);
     if (status != UCS_OK) {
@@ -385,6 +425,7 @@ class ucx_transport {
   }
 
   void release() noexcept {
+    shared_.reset();  // its remote keys belong to the endpoints closed below
     std::vector<void*> closing;
     if (options_.detect_peer_failure && worker_ != nullptr) {
       // A flush close in PEER mode waits for a handshake with each peer, which may be busy
@@ -427,6 +468,7 @@ class ucx_transport {
   std::uint64_t sequence_ = 0;
   std::string broken_;  ///< the first failure's message; non-empty makes every collective throw
   std::vector<std::byte> scratch_[2];
+  std::unique_ptr<ucx_shared_segments> shared_;
 };
 
 }  // namespace detail
