@@ -28,7 +28,7 @@
 // (and after) the trainings. onelearn only issues collectives on the communicator it is given,
 // in the same order on every rank, so they cannot be confused with the simulation's messages.
 // The policy's step label (set_step) names the simulation step in the error a hung collective
-// would raise (after the policy's timeout, here 2 minutes).
+// would report before ending the job (after the policy's timeout, here 2 minutes).
 #include <mpi.h>
 
 #include <algorithm>

@@ -52,7 +52,7 @@ if ((sanitize)); then
   # The executables of the tests labelled unit or mpi (those that exist on this machine).
   targets=(onelearn_tests)
   available=$(cmake --build build-sanitize --target help)
-  for optional in onelearn_mpi_tests onelearn_onnx_tests; do
+  for optional in onelearn_mpi_tests onelearn_mpi_timeout_abort onelearn_onnx_tests; do
     if [[ "$available" == *"$optional"* ]]; then targets+=("$optional"); fi
   done
   cmake --build build-sanitize -j2 --target "${targets[@]}"

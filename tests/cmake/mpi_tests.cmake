@@ -36,3 +36,14 @@ foreach(ranks 2 3)
   endif()
   set_tests_properties(mpi_np${ranks} PROPERTIES ENVIRONMENT "${onelearn_mpi_env}")
 endforeach()
+
+# exec::mpi's default on a timeout ends the process: a program of its own, which passes when
+# the job prints the watchdog's message (and fails on a hang, at the TIMEOUT).
+add_executable(onelearn_mpi_timeout_abort ${CMAKE_CURRENT_SOURCE_DIR}/mpi_abort/timeout_abort.cpp)
+target_link_libraries(onelearn_mpi_timeout_abort PRIVATE onelearn::mpi)
+add_test(NAME mpi_timeout_abort
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${ONELEARN_MPIRUN_FLAGS}
+          ${MPIEXEC_PREFLAGS} $<TARGET_FILE:onelearn_mpi_timeout_abort> ${MPIEXEC_POSTFLAGS})
+set_tests_properties(mpi_timeout_abort PROPERTIES LABELS mpi TIMEOUT 60 PROCESSORS 2
+  PASS_REGULAR_EXPRESSION "exec::mpi: rank 0: MPI_Allreduce #1 \\(step: epoch 2\\): timed out after 300 ms[^\n]*ending the process"
+  FAIL_REGULAR_EXPRESSION "returned without rank 1")

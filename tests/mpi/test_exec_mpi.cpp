@@ -126,7 +126,7 @@ TEST_CASE("a collective that one rank does not join times out on the others, nam
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   with_late_rank(
       [&](MPI_Comm dup) {
-        const exec::mpi comm(dup, {.timeout = milliseconds(200)});
+        const exec::mpi comm(dup, {.timeout = milliseconds(200), .on_timeout = exec::timeout_action::throw_error});
         comm.set_step("epoch", 3, "batch", 17);
         const std::string expected = "exec::mpi: rank " + std::to_string(comm.rank()) +
                                      ": MPI_Allreduce #0 (step: epoch 3, batch 17): timed out after 200 ms";
@@ -145,7 +145,7 @@ TEST_CASE("a collective that one rank does not join times out on the others, nam
         CHECK_THROWS_AS(comm.broadcast(std::span(more)), distributed_error);
       },
       [&](MPI_Comm dup) {
-        const exec::mpi comm(dup, {.timeout = milliseconds(30000)});
+        const exec::mpi comm(dup, {.timeout = milliseconds(30000), .on_timeout = exec::timeout_action::throw_error});
         comm.allreduce(std::span(values), exec::reduce_op::sum);
         CHECK(values == std::vector<double>(3, size));  // the others' contributions arrived
       });
@@ -154,7 +154,7 @@ TEST_CASE("a collective that one rank does not join times out on the others, nam
 TEST_CASE("wait_all applies the timeout to requests the caller started and clears them") {
   with_late_rank(
       [&](MPI_Comm dup) {
-        const exec::mpi comm(dup, {.timeout = milliseconds(100)});
+        const exec::mpi comm(dup, {.timeout = milliseconds(100), .on_timeout = exec::timeout_action::throw_error});
         comm.set_step("epoch", 0);
         std::array<MPI_Request, 1> requests{MPI_REQUEST_NULL};
         MPI_Ibarrier(dup, requests.data());
@@ -173,26 +173,29 @@ TEST_CASE("wait_all applies the timeout to requests the caller started and clear
 }
 
 TEST_CASE("a rank late by less than the timeout is waited for") {
-  const exec::mpi comm(MPI_COMM_WORLD, {.timeout = milliseconds(20000)});
-  const int last = comm.size() - 1;
-  // 300 ms: the others go through the spin, yield and sleep phases of the wait loop.
-  if (comm.rank() == last) std::this_thread::sleep_for(milliseconds(300));
-  std::vector<std::int64_t> values{comm.rank(), 1};
-  comm.allreduce(std::span(values), exec::reduce_op::sum);
-  CHECK(values[0] == comm.size() * (comm.size() - 1) / 2);
-  CHECK(values[1] == comm.size());
-  if (comm.rank() == 0) std::this_thread::sleep_for(milliseconds(300));
-  std::array<double, 2> from_root{comm.rank() == 0 ? 2.5 : 0.0, 0.0};
-  comm.broadcast(std::span(from_root));
-  CHECK(from_root[0] == 2.5);
-  if (comm.rank() == last) std::this_thread::sleep_for(milliseconds(50));
-  CHECK_NOTHROW(comm.barrier());
+  // abort: blocking calls under the watchdog, which must not fire; throw_error: the wait loop.
+  for (const auto action : {exec::timeout_action::abort, exec::timeout_action::throw_error}) {
+    const exec::mpi comm(MPI_COMM_WORLD, {.timeout = milliseconds(20000), .on_timeout = action});
+    const int last = comm.size() - 1;
+    // 300 ms: the others go through the spin, yield and sleep phases of the wait loop.
+    if (comm.rank() == last) std::this_thread::sleep_for(milliseconds(300));
+    std::vector<std::int64_t> values{comm.rank(), 1};
+    comm.allreduce(std::span(values), exec::reduce_op::sum);
+    CHECK(values[0] == comm.size() * (comm.size() - 1) / 2);
+    CHECK(values[1] == comm.size());
+    if (comm.rank() == 0) std::this_thread::sleep_for(milliseconds(300));
+    std::array<double, 2> from_root{comm.rank() == 0 ? 2.5 : 0.0, 0.0};
+    comm.broadcast(std::span(from_root));
+    CHECK(from_root[0] == 2.5);
+    if (comm.rank() == last) std::this_thread::sleep_for(milliseconds(50));
+    CHECK_NOTHROW(comm.barrier());
+  }
 }
 
 TEST_CASE("exec::mpi options and the step label") {
   const auto comm = world();
   CHECK(comm.options().timeout == std::chrono::minutes(10));
-  CHECK(comm.options().on_timeout == exec::timeout_action::throw_error);
+  CHECK(comm.options().on_timeout == exec::timeout_action::abort);
   CHECK(comm.step().empty());
   comm.set_step("epoch", 4);
   const auto copy = comm;  // copies share the label

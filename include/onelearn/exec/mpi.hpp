@@ -22,15 +22,25 @@
  * MPI_Finalize, which a library object cannot guarantee. Only collectives are issued, so they
  * cannot be confused with the application's point-to-point messages.
  *
- * Method: every collective is issued non-blocking (MPI_Iallreduce, MPI_Ibcast, MPI_Iallgather,
- * MPI_Iallgatherv, MPI_Ibarrier) and completed by a loop of MPI_Test with a deadline, so that a
- * rank that never joins (a skipped or reordered collective, a crashed or stuck peer) becomes an
- * error naming the rank, the operation and the step instead of a silent hang. The loop spins
- * for 200 us (the common case: the peers are there), then also yields the core every 64 tests
- * until 10 ms, then sleeps between tests, 50 us doubling to 1 ms, so a long wait does not burn
- * a core. `wait_all` applies the same loop and timeout to requests an algorithm started itself
- * (e.g. gradient buckets reduced while the backward pass runs). Copies of a policy share their
- * state (step label, call counter, failure) through a shared_ptr.
+ * Method: no collective may hang silently: a rank that never joins (a skipped or reordered
+ * collective, a crashed or stuck peer) becomes an error naming the rank, the operation and the
+ * step. By default (on_timeout = abort) the collectives are the MPI library's blocking ones,
+ * watched by a thread (exec/detail/mpi_watchdog.hpp) that prints that message and ends the
+ * process when one overruns the timeout; the launcher then ends the job. PyTorch does the same
+ * with NCCL collectives. With on_timeout = throw_error every collective is issued non-blocking
+ * (MPI_Iallreduce, MPI_Ibcast, MPI_Iallgather, MPI_Iallgatherv, MPI_Ibarrier) and completed by
+ * a loop of MPI_Test with a deadline, which can throw instead. The loop spins for 200 us (the
+ * common case: the peers are there), then also yields the core every 64 tests until 10 ms,
+ * then sleeps between tests, 50 us doubling to 1 ms, so a long wait does not burn a core.
+ * `wait_all` applies the same loop and timeout (or the watchdog) to requests an algorithm
+ * started itself (e.g. gradient buckets reduced while the backward pass runs). Copies of a
+ * policy share their state (step label, call counter, failure) through a shared_ptr.
+ *
+ * Why abort is the default: Open MPI 4.1's non-blocking collectives are slower than its blocking
+ * ones, about 2x for all-reduces from 4 KiB up (2 ranks of one host, float sums, MPI_Allreduce
+ * against MPI_Iallreduce + MPI_Test: 1 KiB 0.5 us / 1.0, 4 KiB 1.0 / 6.8, 64 KiB 14 / 22, 1 MiB
+ * 121 / 247, 4 MiB 512 / 1347, 64 MiB 31 / 60 ms), and after a timeout the communicator is
+ * unusable either way (an MPI collective cannot be cancelled).
  *
  * Ranks that disagree on the number of steps should find out before the steps:
  * `check_same_shape("the number of steps", {n})` throws shape_error on every rank. Left to the
@@ -41,15 +51,16 @@
  * - `timeout` (default 10 minutes, > 0): a collective still incomplete after this long fails.
  *   It bounds every wait in a collective, including a wait for a rank that is busy on purpose
  *   (a longer trial of tune::run before its results are gathered, one rank writing a file):
- *   such codes need a timeout above their longest imbalance.
- *   `mpi_options::no_timeout` (milliseconds::max()) issues the blocking MPI calls instead: no
- *   detection, and the latency of the MPI library's blocking collectives (Open MPI 4.1, 2 ranks
- *   of one host: an 8-byte all-reduce takes ~0.5 us blocking, ~1.4 us non-blocking + test).
- * - `on_timeout` (default timeout_action::throw_error): throw distributed_error (as exec::ucx
- *   does), or timeout_action::abort: print the message to stderr and MPI_Abort(comm, 1), for
- *   codes that catch exceptions broadly and would otherwise carry on.
- * All ranks pass the same options: in particular all or none use no_timeout, since MPI never
- * matches a blocking collective with a non-blocking one.
+ *   such codes need a timeout above their longest imbalance. The watchdog checks every 20 ms,
+ *   so with abort the process ends up to 20 ms after the deadline.
+ *   `mpi_options::no_timeout` (milliseconds::max()): the blocking MPI calls and no detection.
+ * - `on_timeout` (default timeout_action::abort): print the message to stderr and end the
+ *   process (exit status 1; blocking collectives, full speed), or timeout_action::throw_error:
+ *   throw distributed_error on the ranks that waited (as exec::ucx does; non-blocking
+ *   collectives, see above for their cost), for codes that can do something useful after a
+ *   failed collective, such as writing a checkpoint.
+ * All ranks pass the same options: in particular the same on_timeout and all or none
+ * no_timeout, since MPI never matches a blocking collective with a non-blocking one.
  *
  * \par Step label
  * `set_step(what, n)` or `set_step(what, n, sub, m)` (noexcept, a few bytes copied, no
@@ -58,7 +69,8 @@
  * thread at a time (as its collectives).
  *
  * Errors: `distributed_error` when an MPI call fails (on communicators set to MPI_ERRORS_RETURN;
- * with MPI's default handler MPI aborts first), or when a collective times out:
+ * with MPI's default handler MPI aborts first), or when a collective times out with
+ * on_timeout = throw_error (with abort, the same text goes to stderr before the process ends):
  * "exec::mpi: rank 1: MPI_Allreduce #42 (step: epoch 3, batch 17): timed out after 600000 ms
  * (...)". An MPI collective cannot be cancelled or freed: the timed-out request stays pending
  * (kept by the policy), and MPI may still write into the buffer it was given if the missing
@@ -89,14 +101,15 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/exec/detail/mpi_watchdog.hpp"
 #include "onelearn/exec/policy.hpp"
 
 namespace onelearn::exec {
 
 /// What a collective that times out does (mpi_options::on_timeout).
 enum class timeout_action {
-  throw_error,  ///< throw distributed_error on the ranks that waited
-  abort,        ///< print the message to stderr and MPI_Abort the communicator
+  throw_error,  ///< throw distributed_error on the ranks that waited (non-blocking MPI calls)
+  abort,        ///< print the message to stderr and end the process (blocking MPI calls)
 };
 
 /// Failure handling of exec::mpi. All ranks pass the same options.
@@ -106,7 +119,7 @@ struct mpi_options {
   /// A collective that has not completed after this long fails (see on_timeout). Same name and
   /// default as ucx_options::timeout.
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
-  timeout_action on_timeout = timeout_action::throw_error;
+  timeout_action on_timeout = timeout_action::abort;
 };
 
 namespace detail {
@@ -232,7 +245,9 @@ class mpi {
                              std::to_string(static_cast<int>(options.on_timeout)));
     }
     state_->options = options;
-    blocking_ = options.timeout == mpi_options::no_timeout;
+    // Only throw_error needs the non-blocking calls and the wait loop; abort keeps the blocking
+    // ones, watched by detail::mpi_watchdog (see mpi_watchdog.hpp for why).
+    blocking_ = options.timeout == mpi_options::no_timeout || options.on_timeout == timeout_action::abort;
     detail::check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     detail::check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   }
@@ -280,7 +295,7 @@ class mpi {
   void barrier() const {
     begin("MPI_Barrier");
     if (blocking_) {
-      detail::check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+      watched("MPI_Barrier", [&] { detail::check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); });
       return;
     }
     MPI_Request request = MPI_REQUEST_NULL;
@@ -296,8 +311,10 @@ class mpi {
   void wait_all(std::span<MPI_Request> requests, const char* operation) const {
     begin(operation);
     if (blocking_) {
-      detail::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-                        operation);
+      watched(operation, [&] {
+        detail::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+                          operation);
+      });
       return;
     }
     complete(requests, operation, false);
@@ -391,11 +408,7 @@ class mpi {
     detail::check_mpi(MPI_Testall(n, requests.data(), &done, MPI_STATUSES_IGNORE), operation);
     if (done) return;  // the fast path: no clock read
     const auto start = clock::now();
-    const auto timeout = state_->options.timeout;
-    // Saturate: start + a huge timeout would overflow.
-    const auto deadline = timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)
-                              ? clock::time_point::max()
-                              : start + timeout;
+    const auto deadline = deadline_from(start);
     auto sleep = detail::mpi_first_sleep;
     for (std::uint32_t spins = 1;; ++spins) {
       detail::check_mpi(MPI_Testall(n, requests.data(), &done, MPI_STATUSES_IGNORE), operation);
@@ -414,18 +427,42 @@ class mpi {
     timed_out(requests, operation, owned);
   }
 
+  /// start + the timeout, saturated (start + a huge timeout would overflow).
+  [[nodiscard]] clock::time_point deadline_from(clock::time_point start) const {
+    const auto timeout = state_->options.timeout;
+    return timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)
+               ? clock::time_point::max()
+               : start + timeout;
+  }
+
+  [[nodiscard]] std::string timeout_message(const char* operation, std::uint64_t sequence) const {
+    return prefix(operation, sequence) + "timed out after " + std::to_string(state_->options.timeout.count()) +
+           " ms (a rank skipped or reordered a collective, stopped, or is stuck)";
+  }
+
+  /// Runs `call`, a blocking MPI call, under the watchdog (on_timeout = abort), or plainly
+  /// (no_timeout). The operation was numbered by begin() just before.
+  template <class Call>
+  void watched(const char* operation, Call&& call) const {
+    struct described {
+      const mpi* policy;
+      const char* operation;
+      std::uint64_t sequence;
+    } context{this, operation, state_->sequence - 1};
+    const bool active = state_->options.timeout != mpi_options::no_timeout;
+    const detail::mpi_watched_call record{
+        active ? deadline_from(clock::now()) : clock::time_point::max(), &context, [](const void* c) {
+          const auto& d = *static_cast<const described*>(c);
+          return d.policy->timeout_message(d.operation, d.sequence);
+        }};
+    const detail::mpi_watch_guard guard(active, record);
+    std::forward<Call>(call)();
+  }
+
   [[noreturn]] void timed_out(std::span<MPI_Request> requests, const char* operation, bool owned) const {
-    std::string message = prefix(operation, state_->sequence - 1) + "timed out after " +
-                          std::to_string(state_->options.timeout.count()) +
-                          " ms (a rank skipped or reordered a collective, stopped, or is stuck)";
-    if (state_->options.on_timeout == timeout_action::abort) {
-      std::fprintf(stderr, "%s; aborting (exec::mpi on_timeout = abort)\n", message.c_str());
-      std::fflush(stderr);
-      MPI_Abort(comm_, 1);
-      std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest if it did
-    }
-    message += "; an MPI collective cannot be cancelled, so this exec::mpi (and its copies) "
-               "and the communicator are unusable now";
+    std::string message = timeout_message(operation, state_->sequence - 1) +
+                          "; an MPI collective cannot be cancelled, so this exec::mpi (and its copies) "
+                          "and the communicator are unusable now";
     for (auto& request : requests) {
       if (request != MPI_REQUEST_NULL) state_->abandoned.push_back(request);
       if (!owned) request = MPI_REQUEST_NULL;
@@ -440,9 +477,11 @@ class mpi {
       const auto count = static_cast<int>(std::min(detail::max_chunk, size - begin_at));
       begin(operation);
       if (blocking_) {
-        detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, data + begin_at, count, detail::mpi_type<T>(),
-                                        detail::mpi_op(op), comm_),
-                          "MPI_Allreduce");
+        watched(operation, [&] {
+          detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, data + begin_at, count, detail::mpi_type<T>(),
+                                          detail::mpi_op(op), comm_),
+                            "MPI_Allreduce");
+        });
         continue;
       }
       MPI_Request request = MPI_REQUEST_NULL;
@@ -463,8 +502,10 @@ class mpi {
       const auto count = static_cast<int>(std::min(detail::max_chunk, values.size() - begin_at));
       begin(operation);
       if (blocking_) {
-        detail::check_mpi(MPI_Bcast(values.data() + begin_at, count, detail::mpi_type<T>(), root, comm_),
-                          "MPI_Bcast");
+        watched(operation, [&] {
+          detail::check_mpi(MPI_Bcast(values.data() + begin_at, count, detail::mpi_type<T>(), root, comm_),
+                            "MPI_Bcast");
+        });
         continue;
       }
       MPI_Request request = MPI_REQUEST_NULL;
@@ -484,8 +525,10 @@ class mpi {
     const auto mine = static_cast<std::int64_t>(values.size());
     begin(counts_operation);
     if (blocking_) {
-      detail::check_mpi(MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_),
-                        "MPI_Allgather");
+      watched(counts_operation, [&] {
+        detail::check_mpi(MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_),
+                          "MPI_Allgather");
+      });
     } else {
       MPI_Request request = MPI_REQUEST_NULL;
       detail::check_mpi(
@@ -507,10 +550,12 @@ class mpi {
     std::vector<T> gathered(static_cast<std::size_t>(total));
     begin(values_operation);
     if (blocking_) {
-      detail::check_mpi(MPI_Allgatherv(values.data(), static_cast<int>(mine), detail::mpi_type<T>(),
-                                       gathered.data(), int_counts.data(), displacements.data(),
-                                       detail::mpi_type<T>(), comm_),
-                        "MPI_Allgatherv");
+      watched(values_operation, [&] {
+        detail::check_mpi(MPI_Allgatherv(values.data(), static_cast<int>(mine), detail::mpi_type<T>(),
+                                         gathered.data(), int_counts.data(), displacements.data(),
+                                         detail::mpi_type<T>(), comm_),
+                          "MPI_Allgatherv");
+      });
     } else {
       MPI_Request request = MPI_REQUEST_NULL;
       detail::check_mpi(MPI_Iallgatherv(values.data(), static_cast<int>(mine), detail::mpi_type<T>(),
