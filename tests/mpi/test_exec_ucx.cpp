@@ -295,6 +295,15 @@ TEST_CASE("exec::ucx: shared_memory_bytes below 64 (other than 0) is an invalid_
                        doctest::Contains("expected shared_memory_bytes 0 (off) or >= 64, found 8"), invalid_argument);
 }
 
+TEST_CASE("exec::ucx: ranks that pass different shared_memory_bytes all get an invalid_argument") {
+  const auto mpi = world();
+  const std::size_t bytes = mpi.rank() == 0 ? 0 : 4096;
+  CHECK_THROWS_WITH_AS(exec::ucx(MPI_COMM_WORLD, {.shared_memory_bytes = bytes}),
+                       doctest::Contains("expected the same shared_memory_bytes and detect_peer_failure on every rank, "
+                                         "found shared-memory segments of 0 to 4096 bytes"),
+                       invalid_argument);
+}
+
 TEST_CASE("exec::ucx with peer-failure detection: a rank that leaves fails the others' collective") {
   const auto mpi = world();
   const int last = mpi.size() - 1;

@@ -213,7 +213,7 @@ void ucx_allreduce_shared_memory(ucx_transport& t, T* data, std::size_t n, reduc
     for (int q = 0; q < p; ++q) {
       if (q == r) continue;
       const auto [begin, end] = ucx_part(m, static_cast<std::size_t>(p), static_cast<std::size_t>(q));
-      std::memcpy(staged(r) + begin, values + begin, (end - begin) * sizeof(T));
+      if (end > begin) std::memcpy(staged(r) + begin, values + begin, (end - begin) * sizeof(T));  // values may be null
     }
     if (offset == 0) mine.count.store(n, std::memory_order_relaxed);
     mine.arrived.store(round, std::memory_order_release);
@@ -248,7 +248,9 @@ void ucx_allreduce_shared_memory(ucx_transport& t, T* data, std::size_t n, reduc
       if (q == r) continue;
       await(q, &ucx_segment_header::reduced, round);
       const auto [their_begin, their_end] = ucx_part(m, static_cast<std::size_t>(p), static_cast<std::size_t>(q));
-      std::memcpy(values + their_begin, staged(q) + their_begin, (their_end - their_begin) * sizeof(T));
+      if (their_end > their_begin) {
+        std::memcpy(values + their_begin, staged(q) + their_begin, (their_end - their_begin) * sizeof(T));
+      }
     }
     mine.released.store(round, std::memory_order_release);
     offset += m;

@@ -165,7 +165,19 @@ class ucx_transport {
       release();
       throw distributed_error(failure.empty() ? "exec::ucx: ucp_ep_create failed on another rank" : failure);
     }
-    if (options_.shared_memory_bytes > 0 && !options_.detect_peer_failure && size_ > 1) {
+    // Agreed collectively, so that a rank with other options fails instead of leaving the
+    // others in map_all's exchange.
+    const unsigned long long wanted =
+        options_.detect_peer_failure ? 0ULL : static_cast<unsigned long long>(options_.shared_memory_bytes);
+    unsigned long long range[2] = {wanted, ~wanted};  // min, and ~max
+    MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
+    if (range[0] != ~range[1]) {
+      release();
+      throw invalid_argument("exec::ucx: expected the same shared_memory_bytes and detect_peer_failure on every "
+                             "rank, found shared-memory segments of " + std::to_string(range[0]) + " to " +
+                             std::to_string(~range[1]) + " bytes (0: off)");
+    }
+    if (wanted > 0 && size_ > 1) {
       shared_ = ucx_shared_segments::map_all(context_, endpoints_, rank_, size_, comm, options_.shared_memory_bytes);
     }
   }
