@@ -46,9 +46,10 @@ fi
 
 if ((sanitize)); then
   start=$SECONDS
-  [[ -f build-sanitize/CMakeCache.txt ]] ||
-    cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DONELEARN_SANITIZE=ON \
-      -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF
+  # Configured every time (quick when the cache exists), so that the target list below is
+  # current after tests were added.
+  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DONELEARN_SANITIZE=ON \
+    -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF
   # The executables of the tests labelled unit or mpi (those that exist on this machine).
   targets=(onelearn_tests)
   available=$(cmake --build build-sanitize --target help)
