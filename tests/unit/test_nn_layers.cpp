@@ -183,6 +183,10 @@ std::vector<ConvCase> conv_cases() {
       {2, 2, 2, 2, 1, 2, 1, 1, P("same")},    {4, 3, 3, 1, 1, 1, 1, 2, P(1)},
       {6, 1, 2, 1, 2, 1, 1, 3, P("same")},    {3, 1, 1, 1, 1, 1, 1, 1, P("valid")},
       {4, 1, 1, 1, 1, 1, 1, 2, P("valid")},   {2, 1, 1, 2, 2, 1, 1, 1, P(1, 0)},
+      // Stride 1, no groups, output the input's size: the direct-convolution path, including
+      // an even kernel ("same" pads unevenly), dilation, and explicit padding.
+      {9, 2, 2, 1, 1, 1, 1, 1, P("same")},    {5, 3, 3, 1, 1, 2, 2, 1, P("same")},
+      {10, 5, 3, 1, 1, 1, 1, 1, P(2, 1)},
   };
 }
 
@@ -267,6 +271,9 @@ TEST_CASE("nn Conv2D: gradients match central differences (strides, padding, dil
     check_image_layer(plain, sample, uniform(engine, 1, 3), engine);
     nn::Conv2DLayer<double> fused(conv_spec(c, false, 0.0, "tanh"));
     check_image_layer(fused, sample, uniform(engine, 1, 3), engine);
+    // ReLU is fused differently on the direct path (its mask comes from the output).
+    nn::Conv2DLayer<double> relu(conv_spec(c, true, 0.0, "relu"));
+    check_image_layer(relu, sample, uniform(engine, 1, 3), engine);
   }
 }
 

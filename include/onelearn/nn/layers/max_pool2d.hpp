@@ -17,7 +17,8 @@
  * Method: a direct loop per output over the part of its window inside the image (padding is
  * never read, so it acts as -inf); the position of the first maximum in row-major window order
  * is recorded, and backward sends each output's gradient to it (ties go to the first maximum,
- * as PyTorch; Keras/TensorFlow do the same on CPU). See nn/detail/pool.hpp.
+ * as PyTorch; Keras/TensorFlow do the same on CPU). See nn/detail/pool.hpp. Chunks of 64
+ * planes (one channel of one sample each) run on OpenMP threads (core/detail/parallel.hpp).
  *
  * \par Parameters (MaxPool2D(pool_size, PoolOptions))
  * - `pool_size` (Size2: 2 or {2, 3}, default 2).
@@ -45,6 +46,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/nn/detail/im2col.hpp"
 #include "onelearn/nn/detail/pool.hpp"
@@ -139,19 +141,29 @@ class MaxPool2DLayer final : public Layer<T>, private detail::PoolBase {
     y_.reshape(Shape{x.batch(), g.channels, g.out_h, g.out_w});
     const auto n = static_cast<std::size_t>(y_.size());
     if (argmax_.size() < n) argmax_.resize(n);
-    detail::max_pool_forward(g, planes, x.data, y_.data(), argmax_.data());
+    const index_t in = g.in_size(), out = g.out_size();
+    // Planes are independent: chunks of them run on threads.
+    onelearn::detail::for_each_chunk(planes, plane_grain, [&](index_t, index_t b, index_t e) {
+      detail::max_pool_forward(g, e - b, x.data + b * in, y_.data() + b * out,
+                               argmax_.data() + b * out);
+    });
     return y_.view();
   }
 
   TensorView<const T> backward(TensorView<const T> grad_output, bool need_input_grad) override {
     if (!need_input_grad) return {};
     dx_.reshape(x_shape_);
-    detail::max_pool_backward(geom_, x_shape_[0] * geom_.channels, grad_output.data,
-                              argmax_.data(), dx_.data());
+    const index_t in = geom_.in_size(), out = geom_.out_size();
+    onelearn::detail::for_each_chunk(
+        x_shape_[0] * geom_.channels, plane_grain, [&](index_t, index_t b, index_t e) {
+          detail::max_pool_backward(geom_, e - b, grad_output.data + b * out,
+                                    argmax_.data() + b * out, dx_.data() + b * in);
+        });
     return dx_.view();
   }
 
  private:
+  static constexpr index_t plane_grain = 64;  // planes per chunk of the threaded loops
   Shape x_shape_;
   Tensor<T> y_, dx_;
   AlignedVector<index_t> argmax_;  // flat index in its plane of each output's maximum
