@@ -75,7 +75,10 @@
  * 64 MiB 5.4-5.6 ms (31.8: 6x). The message path (shared_memory_bytes = 0) in the same run:
  * 4 MiB 299 us, 16 MiB 2.1 ms, 64 MiB 12.4 ms. Both spin while they wait for a peer (yielding
  * after about a millisecond), so on a host with more busy threads than cores they slow down
- * like every spinning MPI: runs on a busy host vary by 2-4x.
+ * like every spinning MPI: runs on a busy host vary by 2-4x. Over 11 back-to-back pairs with
+ * the anchor on the (virtual) reference host, 4 MiB was a median 2.9x MPI's bus bandwidth, but
+ * in the host's slow phases (when a 1 KiB all-reduce takes ~1 us for MPI too) the shared-memory
+ * path lost more than MPI did: 4 MiB 600-660 us, against MPI's 530-800 in such phases.
  *
  * \par Differences from exec::mpi
  * - The ranks are those of `comm` at construction; `comm` is not used afterwards (it may be
