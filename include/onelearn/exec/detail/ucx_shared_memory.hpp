@@ -32,13 +32,11 @@
 #include <mpi.h>
 #include <ucp/api/ucp.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <memory>
 #include <new>
-#include <string>
 #include <vector>
 
 namespace onelearn::exec::detail {
