@@ -80,13 +80,13 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/fit_input.hpp"
+#include "onelearn/cluster/detail/kmeans_lloyd.hpp"
+#include "onelearn/cluster/detail/kmeans_plusplus.hpp"
+#include "onelearn/cluster/detail/kmeans_rows.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/distances.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/detail/huge_pages.hpp"
-#include "onelearn/core/detail/kmeans_lloyd.hpp"
-#include "onelearn/core/detail/kmeans_plusplus.hpp"
-#include "onelearn/core/detail/kmeans_rows.hpp"
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
@@ -108,7 +108,7 @@ struct KMeansParams {
                                                          "max_iter",   "tol",  "random_state"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
  public:
   using value_type = T;

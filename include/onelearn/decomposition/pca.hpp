@@ -71,13 +71,13 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
-#include "onelearn/core/detail/pca_covariance.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
+#include "onelearn/decomposition/detail/pca_covariance.hpp"
 #include "onelearn/exec/local.hpp"
 
 namespace onelearn::decomposition {
@@ -89,7 +89,7 @@ struct PCAParams {
   static constexpr std::array<std::string_view, 2> names{"n_components", "whiten"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
  public:
   using value_type = T;

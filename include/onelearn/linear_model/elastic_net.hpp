@@ -75,7 +75,7 @@ struct ElasticNetParams {
       "alpha", "l1_ratio", "fit_intercept", "max_iter", "tol", "selection", "random_state"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class ElasticNet
     : public detail::CoordinateDescentRegressor<ElasticNet<T, Exec>, ElasticNetParams, T, Exec> {
   using Base = detail::CoordinateDescentRegressor<ElasticNet<T, Exec>, ElasticNetParams, T, Exec>;

@@ -84,7 +84,7 @@ struct LassoParams {
                                                          "tol",   "selection",     "random_state"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class Lasso : public detail::CoordinateDescentRegressor<Lasso<T, Exec>, LassoParams, T, Exec> {
   using Base = detail::CoordinateDescentRegressor<Lasso<T, Exec>, LassoParams, T, Exec>;
 

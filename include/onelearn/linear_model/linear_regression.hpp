@@ -70,14 +70,14 @@
 #include <Eigen/QR>
 #include <Eigen/SVD>  // declarations only are used unless singular() is called
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
-#include "onelearn/linear_model/detail/linear_regressor.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/linear_model/detail/linear_regressor.hpp"
 #include "onelearn/metrics/r2_score.hpp"
 
 namespace onelearn::linear_model {
@@ -88,7 +88,7 @@ struct LinearRegressionParams {
   static constexpr std::array<std::string_view, 1> names{"fit_intercept"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class LinearRegression
     : public detail::LinearRegressor<LinearRegression<T, Exec>, LinearRegressionParams, T, Exec> {
   using Base = detail::LinearRegressor<LinearRegression<T, Exec>, LinearRegressionParams, T, Exec>;

@@ -102,9 +102,10 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/labels.hpp"
+#include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/classifier.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -127,7 +128,7 @@ struct LogisticRegressionParams {
                                                          "max_iter", "tol"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class LogisticRegression
     : public WithParams<LogisticRegression<T, Exec>, LogisticRegressionParams> {
  public:

@@ -65,8 +65,8 @@
 
 #include <Eigen/Cholesky>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -86,7 +86,7 @@ struct RidgeParams {
   static constexpr std::array<std::string_view, 2> names{"alpha", "fit_intercept"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class Ridge : public detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exec> {
   using Base = detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exec>;
   friend Base;

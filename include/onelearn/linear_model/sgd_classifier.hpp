@@ -115,9 +115,10 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/labels.hpp"
+#include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/classifier.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -148,7 +149,7 @@ struct SGDClassifierParams {
       "eta0",     "power_t", "n_iter_no_change"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierParams> {
  public:
   using value_type = T;

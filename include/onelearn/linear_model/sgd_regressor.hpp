@@ -101,8 +101,8 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -136,7 +136,7 @@ struct SGDRegressorParams {
       "learning_rate", "eta0",    "power_t", "n_iter_no_change"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class SGDRegressor : public WithParams<SGDRegressor<T, Exec>, SGDRegressorParams> {
  public:
   using value_type = T;

@@ -28,31 +28,15 @@
  * invalid_argument when there are no samples at all.
  */
 
-#include <array>
-#include <cstdint>
-#include <span>
-#include <string>
-
-#include "onelearn/core/errors.hpp"
+#include "onelearn/base/score.hpp"
 #include "onelearn/core/types.hpp"
-#include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
 
 namespace onelearn::metrics {
 
-template <class Exec = exec::local>
+template <exec::ExecutionPolicy Exec = exec::local>
 double accuracy_score(const LabelsRef& y_true, const LabelsRef& y_pred, const Exec& exec = {}) {
-  exec.propagate_errors([&] {
-    validation::check_same_length("accuracy_score", "y_pred", y_true.size(), y_pred.size());
-  });
-  std::array<std::int64_t, 2> counts{
-      static_cast<std::int64_t>(y_true.size()),
-      static_cast<std::int64_t>((y_true.array() == y_pred.array()).count())};
-  exec.allreduce(std::span(counts), exec::reduce_op::sum);
-  if (counts[0] == 0) {
-    throw invalid_argument("accuracy_score: expected at least 1 sample, found 0");
-  }
-  return static_cast<double>(counts[1]) / static_cast<double>(counts[0]);
+  return detail::collective_accuracy(y_true, y_pred, exec);
 }
 
 }  // namespace onelearn::metrics

@@ -60,7 +60,7 @@ namespace onelearn::metrics {
 
 namespace detail {
 
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 Matrix<std::int64_t> confusion_matrix_impl(const LabelsRef& y_true, const LabelsRef& y_pred,
                                            const std::optional<LabelsRef>& given,
                                            const Exec& exec) {

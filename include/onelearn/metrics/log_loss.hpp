@@ -85,7 +85,7 @@ struct LogLossOptions {
 
 namespace detail {
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 T log_loss_impl(const LabelsRef& y_true, const MatrixRef<T>& y_pred,
                 const std::optional<VectorRef<T>>& weights, const LogLossOptions& options,
                 const Exec& exec) {

@@ -52,7 +52,7 @@ struct MeanSquaredErrorOptions {
 
 namespace detail {
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 T mean_squared_error_impl(const VectorRef<T>& y_true, const VectorRef<T>& y_pred,
                           const std::optional<VectorRef<T>>& weights,
                           const MeanSquaredErrorOptions& options, const Exec& exec) {

@@ -108,7 +108,7 @@ inline double fbeta_from(double precision, double recall, double beta) {
   return (1 + beta2) * precision * recall / denominator;
 }
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 PrecisionRecallFScore precision_recall_fscore_impl(std::string_view where, const LabelsRef& y_true,
                                                    const LabelsRef& y_pred,
                                                    const std::optional<VectorRef<T>>& weights,

@@ -40,7 +40,7 @@ namespace onelearn::metrics {
 /// 1 - SS_res / SS_tot. Like scikit-learn (force_finite=True), a constant y_true scores 1 when
 /// predicted exactly and 0 otherwise. The mean is taken first (two passes), because the
 /// one-pass sum of squares cancels badly when the targets have a large mean.
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 T r2_score(const VectorRef<T>& y_true, const VectorRef<T>& y_pred, const Exec& exec = {}) {
   exec.propagate_errors([&] {
     validation::check_same_length("r2_score", "y_pred", y_true.size(), y_pred.size());

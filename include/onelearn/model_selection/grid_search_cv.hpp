@@ -111,7 +111,7 @@ struct GridSearchCVOptions {
 };
 
 /// Exhaustive search over parameter grids with cross-validation. See the file's documentation.
-template <class Estimator, class Exec = exec::local>
+template <class Estimator, exec::ExecutionPolicy Exec = exec::local>
 class GridSearchCV
     : public detail::SearchCVBase<GridSearchCV<Estimator, Exec>, Estimator, Exec> {
   using Base = detail::SearchCVBase<GridSearchCV<Estimator, Exec>, Estimator, Exec>;

@@ -180,7 +180,7 @@ inline std::int64_t floor_log(double x, double base) {
 }  // namespace detail
 
 /// Successive halving over parameter grids. See the file's documentation.
-template <class Estimator, class Exec = exec::local>
+template <class Estimator, exec::ExecutionPolicy Exec = exec::local>
 class HalvingGridSearchCV
     : public detail::SearchCVBase<HalvingGridSearchCV<Estimator, Exec>, Estimator, Exec> {
   using Base = detail::SearchCVBase<HalvingGridSearchCV<Estimator, Exec>, Estimator, Exec>;

@@ -133,7 +133,7 @@ inline std::vector<ParamSet> sample_candidates(std::string_view where, const tun
 
 /// Cross-validated search over parameters drawn from distributions. See the file's
 /// documentation.
-template <class Estimator, class Exec = exec::local>
+template <class Estimator, exec::ExecutionPolicy Exec = exec::local>
 class RandomizedSearchCV
     : public detail::SearchCVBase<RandomizedSearchCV<Estimator, Exec>, Estimator, Exec> {
   using Base = detail::SearchCVBase<RandomizedSearchCV<Estimator, Exec>, Estimator, Exec>;

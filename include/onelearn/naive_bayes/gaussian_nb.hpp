@@ -70,15 +70,17 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/labels.hpp"
+#include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/classifier.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/naive_bayes/detail/class_sums.hpp"
 
 namespace onelearn::naive_bayes {
 
@@ -106,7 +108,7 @@ void class_square_deviations(const MatrixRef<T>& X, const std::vector<index_t>& 
 
 }  // namespace detail
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
  public:
   using value_type = T;

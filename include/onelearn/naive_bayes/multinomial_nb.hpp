@@ -72,14 +72,16 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/labels.hpp"
+#include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/classifier.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/naive_bayes/detail/class_sums.hpp"
 
 namespace onelearn::naive_bayes {
 
@@ -113,7 +115,7 @@ void check_non_negative(std::string_view where, const MatrixRef<T>& X) {
 
 }  // namespace detail
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBParams> {
  public:
   using value_type = T;

@@ -67,9 +67,9 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/labels.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/classifier.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -90,7 +90,7 @@ struct KNeighborsClassifierParams {
                                                          "metric"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class KNeighborsClassifier
     : public WithParams<KNeighborsClassifier<T, Exec>, KNeighborsClassifierParams> {
  public:

@@ -64,8 +64,8 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -86,7 +86,7 @@ struct KNeighborsRegressorParams {
                                                          "metric"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class KNeighborsRegressor
     : public WithParams<KNeighborsRegressor<T, Exec>, KNeighborsRegressorParams> {
  public:

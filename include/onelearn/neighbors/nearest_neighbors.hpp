@@ -83,8 +83,8 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -102,7 +102,7 @@ struct NearestNeighborsParams {
   static constexpr std::array<std::string_view, 4> names{"n_neighbors", "algorithm", "p", "metric"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class NearestNeighbors : public WithParams<NearestNeighbors<T, Exec>, NearestNeighborsParams> {
  public:
   using value_type = T;

@@ -337,7 +337,7 @@ concept Callback = has_on_train_begin<C, M> || has_on_epoch_begin<C, M> || has_o
 
 }  // namespace detail
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class Sequential {
   static_assert(std::is_floating_point_v<T>, "nn::Sequential<T>: T must be float or double");
 

@@ -96,6 +96,7 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/load.hpp"
@@ -435,7 +436,7 @@ auto import_make(const ImportStep& s, F&& make) {
 }
 
 /// LinearRegression, Ridge: one LinearRegressor.
-template <class E, class T, class Exec>
+template <class E, class T, exec::ExecutionPolicy Exec>
 E import_regressor(const ImportStep& s, Exec exec) {
   import_expect_op(s, "LinearRegressor");
   if (s.last) (void)import_check_trailing(s.chain, s.target, false);
@@ -473,7 +474,7 @@ E import_regressor(const ImportStep& s, Exec exec) {
 }
 
 /// LogisticRegression: one LinearClassifier (see the top of this header for the layouts).
-template <class E, class T, class Exec>
+template <class E, class T, exec::ExecutionPolicy Exec>
 E import_classifier(const ImportStep& s, Exec exec) {
   import_expect_op(s, "LinearClassifier");
   const std::vector<const ::onnx::NodeProto*> zipmaps =
@@ -612,7 +613,7 @@ E import_classifier(const ImportStep& s, Exec exec) {
 }
 
 /// StandardScaler: one Scaler.
-template <class E, class T, class Exec>
+template <class E, class T, exec::ExecutionPolicy Exec>
 E import_scaler(const ImportStep& s, Exec exec) {
   import_expect_op(s, "Scaler");
   if (s.last) (void)import_check_trailing(s.chain, s.target, false);
@@ -675,7 +676,7 @@ struct importer {
   static constexpr bool supported = false;
 };
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 struct importer<linear_model::LinearRegression<T, Exec>> {
   static constexpr bool supported = true;
   using exec_type = Exec;
@@ -685,7 +686,7 @@ struct importer<linear_model::LinearRegression<T, Exec>> {
   }
 };
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 struct importer<linear_model::Ridge<T, Exec>> {
   static constexpr bool supported = true;
   using exec_type = Exec;
@@ -695,7 +696,7 @@ struct importer<linear_model::Ridge<T, Exec>> {
   }
 };
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 struct importer<linear_model::LogisticRegression<T, Exec>> {
   static constexpr bool supported = true;
   using exec_type = Exec;
@@ -705,7 +706,7 @@ struct importer<linear_model::LogisticRegression<T, Exec>> {
   }
 };
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 struct importer<preprocessing::StandardScaler<T, Exec>> {
   static constexpr bool supported = true;
   using exec_type = Exec;
@@ -827,7 +828,7 @@ E to_estimator(const ::onnx::ModelProto& model) {
 
 /// The same with an execution policy (exec::mpi{comm}): every rank reads the same file and
 /// holds the same model.
-template <Importable E, class Exec>
+template <Importable E, exec::ExecutionPolicy Exec>
 requires(!requires { E::n_steps; }) E to_estimator(const ::onnx::ModelProto& model, Exec exec) {
   return detail::import_single<E>(model, std::move(exec));
 }

@@ -65,7 +65,7 @@ struct LabelEncoderParams {
   static constexpr std::array<std::string_view, 0> names{};
 };
 
-template <class T = std::int64_t, class Exec = exec::local>
+template <class T = std::int64_t, exec::ExecutionPolicy Exec = exec::local>
 class LabelEncoder : public WithParams<LabelEncoder<T, Exec>, LabelEncoderParams> {
   static_assert(exec::collective_value<T>,
                 "onelearn::LabelEncoder: labels must be std::int64_t, float or double");

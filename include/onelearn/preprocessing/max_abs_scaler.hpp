@@ -59,7 +59,7 @@ struct MaxAbsScalerParams {
   static constexpr std::array<std::string_view, 0> names{};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class MaxAbsScaler : public WithParams<MaxAbsScaler<T, Exec>, MaxAbsScalerParams> {
  public:
   using value_type = T;

@@ -104,7 +104,7 @@ struct std::hash<onelearn::preprocessing::FeatureRange> {
 
 namespace onelearn::preprocessing {
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class MinMaxScaler : public WithParams<MinMaxScaler<T, Exec>, MinMaxScalerParams> {
  public:
   using value_type = T;

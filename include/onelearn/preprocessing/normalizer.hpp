@@ -59,7 +59,7 @@ struct NormalizerParams {
   static constexpr std::array<std::string_view, 1> names{"norm"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class Normalizer : public WithParams<Normalizer<T, Exec>, NormalizerParams> {
  public:
   using value_type = T;

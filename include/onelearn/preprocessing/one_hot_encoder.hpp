@@ -87,7 +87,7 @@ struct OneHotEncoderParams {
   static constexpr std::array<std::string_view, 1> names{"handle_unknown"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class OneHotEncoder : public WithParams<OneHotEncoder<T, Exec>, OneHotEncoderParams> {
  public:
   using value_type = T;

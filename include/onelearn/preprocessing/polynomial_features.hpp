@@ -70,7 +70,7 @@ struct PolynomialFeaturesParams {
                                                          "include_bias"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class PolynomialFeatures
     : public WithParams<PolynomialFeatures<T, Exec>, PolynomialFeaturesParams> {
  public:

@@ -95,7 +95,7 @@ struct SimpleImputerParams {
                                                          "keep_empty_features"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class SimpleImputer : public WithParams<SimpleImputer<T, Exec>, SimpleImputerParams> {
  public:
   using value_type = T;

@@ -57,12 +57,12 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/huge_pages.hpp"
-#include "onelearn/core/errors.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/detail/parallel.hpp"
+#include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -77,7 +77,7 @@ struct StandardScalerParams {
   static constexpr std::array<std::string_view, 2> names{"with_mean", "with_std"};
 };
 
-template <class T, class Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local>
 class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScalerParams> {
  public:
   using value_type = T;

@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/tune/results.hpp"
 #include "onelearn/tune/run.hpp"
 #include "onelearn/tune/trial.hpp"
@@ -212,7 +213,7 @@ inline std::vector<AblationRow> ablation_rows(const std::vector<Component>& comp
   return rows;
 }
 
-template <class Exec, class MakeGroup>
+template <exec::ExecutionPolicy Exec, class MakeGroup>
 AblationResults run_ablation(const TrainFunction& fn, const std::vector<Component>& components,
                              const AblationOptions& options, const Exec& world,
                              MakeGroup make_group, bool groups_supported) {

@@ -135,7 +135,7 @@ struct Group {
 };
 
 /// Each rank of `world` a group of one, training with exec::local.
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 Group rank_groups(const Exec& world) {
   Group g;
   g.index = static_cast<std::size_t>(world.rank());
@@ -179,7 +179,7 @@ inline TrialResult run_trial(const TrainFunction& fn, std::size_t id, Config con
 }
 
 /// Every rank's rows of one batch, on every rank, in trial-id order.
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 std::vector<TrialResult> gather_rows(const Exec& world, const std::vector<TrialResult>& mine) {
   if constexpr (!Exec::is_distributed) {
     return mine;
@@ -213,7 +213,7 @@ std::vector<TrialResult> gather_rows(const Exec& world, const std::vector<TrialR
 }
 
 /// Runs `total` trials in batches (see run's Method) and returns every trial's row.
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 std::vector<TrialResult> execute(const TrainFunction& fn, std::size_t total, const Suggest& suggest,
                                  const Scheduler& scheduler, Mode mode, std::size_t batch_size,
                                  const Exec& world, const Group& group) {
@@ -263,7 +263,7 @@ inline std::pair<std::unique_ptr<Searcher>, std::size_t> make_searcher(const Spa
 
 /// Checks `options` on every rank together and runs the search; `make_group` is called after
 /// the checks have passed everywhere (it may be collective).
-template <class Exec, class MakeGroup>
+template <exec::ExecutionPolicy Exec, class MakeGroup>
 Results run_search(const TrainFunction& fn, const Space& space, const RunOptions& options,
                    const Exec& world, MakeGroup make_group, bool groups_supported) {
   std::unique_ptr<Searcher> searcher;

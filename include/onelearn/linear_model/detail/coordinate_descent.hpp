@@ -24,12 +24,13 @@
 
 #include <Eigen/Core>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/linear_model/detail/checks.hpp"
 #include "onelearn/linear_model/detail/gram.hpp"
 #include "onelearn/linear_model/detail/linear_regressor.hpp"
@@ -126,7 +127,7 @@ inline CoordinateDescentResult enet_coordinate_descent_gram(
 /// Lasso and ElasticNet: everything but the constructor and the Params. Derived provides
 /// `static constexpr std::string_view name` ("Lasso") for error messages; a Params without an
 /// `l1_ratio` field is the pure L1 penalty (l1_ratio = 1).
-template <class Derived, class P, class T, class Exec>
+template <class Derived, class P, class T, exec::ExecutionPolicy Exec>
 class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec> {
   using Base = LinearRegressor<Derived, P, T, Exec>;
   friend Base;

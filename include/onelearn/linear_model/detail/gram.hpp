@@ -78,7 +78,7 @@ NormalEquations local_normal_equations(const MatrixRef<T>& X, const VectorRef<T>
 
 /// The normal equations over every rank's rows: one all-reduce of p(p+1)/2 + p + 1 doubles
 /// (the lower triangle, Xᵀy and yᵀy). Every rank returns the same values.
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 NormalEquations normal_equations(const Exec& exec, const MatrixRef<T>& X, const VectorRef<T>& y,
                                  const std::optional<VectorRef<T>>& weights, double weight_scale,
                                  const Vector<double>& x_mean, double y_mean) {

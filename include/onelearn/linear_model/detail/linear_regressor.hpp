@@ -13,16 +13,17 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
-#include "onelearn/core/detail/fit_input.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/metrics/r2_score.hpp"
 
 namespace onelearn::linear_model::detail {
 
-template <class Derived, class P, class T, class Exec>
+template <class Derived, class P, class T, exec::ExecutionPolicy Exec>
 class LinearRegressor : public WithParams<Derived, P> {
  public:
   using value_type = T;

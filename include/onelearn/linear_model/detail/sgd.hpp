@@ -352,7 +352,7 @@ inline std::uint64_t rank_seed(std::uint64_t random_state, int rank) {
 /// sees the same numbers on every rank, so every rank stops together. Inside an epoch the
 /// update count runs on from t_start + epoch n_total over the rank's own rows. With one rank
 /// the factor is exactly 1 and this is exec::local's computation, bit for bit.
-template <class T, class Exec, class TargetOf>
+template <class T, exec::ExecutionPolicy Exec, class TargetOf>
 std::int64_t sgd_run(std::string_view where, const Exec& exec, const SgdSettings& s,
                      const MatrixRef<T>& X, TargetOf&& target_of,
                      const std::optional<VectorRef<T>>& sample_weight,

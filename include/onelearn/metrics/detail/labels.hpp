@@ -13,10 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "onelearn/core/detail/classifier.hpp"
+#include "onelearn/base/labels.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
+#include "onelearn/exec/policy.hpp"
 
 namespace onelearn::metrics::detail {
 
@@ -24,7 +25,7 @@ using onelearn::detail::sort_unique;
 
 /// The sorted distinct labels of `a` (and `b`, when given) on every rank: each rank's distinct
 /// labels are all-gathered, so the message is O(distinct labels), not O(samples).
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 Labels global_classes(const Exec& exec, const LabelsRef& a,
                       const std::optional<LabelsRef>& b = std::nullopt) {
   return onelearn::detail::gather_classes(exec, a, b);

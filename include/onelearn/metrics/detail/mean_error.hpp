@@ -17,7 +17,7 @@ namespace onelearn::metrics::detail {
 
 /// Σ w_i f(y_i - ŷ_i) / Σ w_i over every rank, for f = square or abs: the body of
 /// mean_squared_error and mean_absolute_error.
-template <class T, class Exec, class F>
+template <class T, exec::ExecutionPolicy Exec, class F>
 double weighted_mean_error(std::string_view where, const VectorRef<T>& y_true,
                            const VectorRef<T>& y_pred, const std::optional<VectorRef<T>>& weights,
                            const Exec& exec, F&& f) {

@@ -403,7 +403,7 @@ std::vector<Estimator> configure_candidates(std::string_view where, const Estima
 /// rows, with bit-identical scores to a run in one process (same rows, same estimator code).
 /// The local fits run inside exec.propagate_errors: a trial that throws on one rank is raised,
 /// with its message, on every rank. With exec::local everything runs here, in order.
-template <class Estimator, class Y, class Exec>
+template <class Estimator, class Y, exec::ExecutionPolicy Exec>
 void evaluate_candidates(const std::vector<Estimator>& models,
                          const std::vector<ParamSet>& params,
                          const MatrixRef<typename Estimator::value_type>& X, const Y& y,
@@ -457,7 +457,7 @@ void evaluate_candidates(const std::vector<Estimator>& models,
 /// What every *SearchCV shares: the fitted state, the best_* attributes, refit and the methods
 /// forwarded to best_estimator(). Derived provides `template <class Y> void search(X, y)`,
 /// which fills the table and picks the best row through conclude().
-template <class Derived, class Estimator, class Exec>
+template <class Derived, class Estimator, exec::ExecutionPolicy Exec>
 class SearchCVBase {
   using T = typename Estimator::value_type;
 

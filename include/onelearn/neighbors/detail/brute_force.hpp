@@ -259,7 +259,7 @@ Neighbours local_kbest(const TrainingSet<T>& train, const MatrixRef<T>& Q, index
 
 /// The global k best of every query from each rank's local k best: two all-gathers (doubles:
 /// distance and target; int64: index and label), then the same selection on every rank.
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 Neighbours merge(const Exec& exec, const Neighbours& local, index_t k,
                  const std::vector<std::int64_t>& rows_per_rank) {
   const index_t nq = local.n_queries;
@@ -336,7 +336,7 @@ std::uint64_t hash_values(const Eigen::DenseBase<Derived>& values, std::uint64_t
 /// Under a distributed policy, checks that every rank passed the same queries (shape, the bits
 /// of every value, and `extra`: k, or a hash of y for score). Collective: one all-reduce of six
 /// int64. Every rank sees the same reduced values, so all throw together or none does.
-template <class Exec, class T>
+template <exec::ExecutionPolicy Exec, class T>
 void check_same_queries(std::string_view where, const Exec& exec, const MatrixRef<T>& X,
                         std::int64_t extra) {
   if constexpr (Exec::is_distributed) {

@@ -17,6 +17,7 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/neighbors/detail/brute_force.hpp"
 
 namespace onelearn::neighbors {
@@ -89,7 +90,7 @@ inline void neighbour_weights(bool by_distance, const double* distances, index_t
 }
 
 /// One rank's training rows plus the search over all ranks' rows.
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 class BruteForceIndex {
  public:
   BruteForceIndex() = default;

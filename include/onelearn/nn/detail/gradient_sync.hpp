@@ -65,7 +65,7 @@ void scale_blocks(const std::vector<std::span<T>>& blocks, T weight) {
   }
 }
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 class GradientSync : public SyncPlan<T> {
  public:
   /// layer_grads[i]: layer i's gradient blocks (the spans Layer::gradients() returns); params:

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/nn/optimizers.hpp"
 
 namespace onelearn::nn::detail {
@@ -122,7 +123,7 @@ class SyncPlan {
   /// Brings the optimizer's state into this plan's layout: this rank's shard when sharding
   /// (gathering first if it holds another shard), whole otherwise (gathering a shard).
   /// Collective when it gathers; every rank takes the same branch.
-  template <class Exec>
+  template <exec::ExecutionPolicy Exec>
   void adopt(Optimizer<T>& optimizer, const Exec& exec) const {
     if (!sharded_) {
       unshard(optimizer, exec);
@@ -137,7 +138,7 @@ class SyncPlan {
   }
 
   /// Gathers a sharded optimizer's whole state on every rank (collective); nothing if whole.
-  template <class Exec>
+  template <exec::ExecutionPolicy Exec>
   static void unshard(Optimizer<T>& optimizer, const Exec& exec) {
     if (!optimizer.is_sharded()) return;
     optimizer.unshard([&](std::span<const T> mine) { return exec.allgatherv(mine); });
@@ -170,7 +171,7 @@ class SyncPlan {
 /// Runs f with the optimizer's whole state (gathered from the shards when sharded, a collective
 /// on every rank, and sharded again afterwards, also when f throws): what save_checkpoint and
 /// ModelCheckpoint need, since a checkpoint holds the whole state.
-template <class T, class Exec, class F>
+template <class T, exec::ExecutionPolicy Exec, class F>
 void with_whole_optimizer_state(Optimizer<T>* optimizer, const Exec& exec, F&& f) {
   if (optimizer == nullptr || !optimizer->is_sharded()) {
     f();

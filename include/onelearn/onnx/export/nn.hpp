@@ -73,6 +73,7 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/version.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/nn/detail/activation_kernels.hpp"
 #include "onelearn/nn/detail/im2col.hpp"
 #include "onelearn/nn/layer.hpp"
@@ -318,7 +319,7 @@ std::string export_layer(GraphBuilder& b, const nn::Layer<T>& layer, const nn::S
 }  // namespace detail
 
 /// The built `model` as an ONNX ModelProto (see the top of this header).
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 ::onnx::ModelProto to_proto(const nn::Sequential<T, Exec>& model) {
   if (!model.is_built()) {
     throw not_fitted_error(
@@ -369,7 +370,7 @@ template <class T, class Exec>
 }
 
 /// Exports the built `model` (to_proto) and writes it to `path` (temporary file + rename).
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 void save(const nn::Sequential<T, Exec>& model, const std::filesystem::path& path) {
   save_proto(to_proto(model), path);
 }

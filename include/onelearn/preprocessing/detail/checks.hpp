@@ -55,7 +55,7 @@ void check_no_infinity(std::string_view where, const MatrixRef<T>& X) {
 /// Runs `param_checks` and checks the values of X (finite, or finite-or-NaN with `allow_nan`)
 /// inside exec.propagate_errors, so an error on one rank is raised on every rank; then checks
 /// that every rank has the same number of features. Both steps are collective under exec::mpi.
-template <class T, class Exec, class ParamChecks>
+template <class T, exec::ExecutionPolicy Exec, class ParamChecks>
 void check_fit_input(std::string_view where, const Exec& exec, const MatrixRef<T>& X,
                      ParamChecks&& param_checks, bool allow_nan = false) {
   exec.propagate_errors([&] {
@@ -78,7 +78,7 @@ inline void check_has_samples(std::string_view where, std::int64_t n_samples, in
 }
 
 /// The number of rows over all ranks: one all-reduce of one integer.
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 std::int64_t total_rows(const Exec& exec, index_t local_rows) {
   std::array<std::int64_t, 1> n{static_cast<std::int64_t>(local_rows)};
   exec.allreduce(std::span(n), exec::reduce_op::sum);

@@ -38,7 +38,7 @@ inline double from_order_key(std::uint64_t key) {
 /// The median of the non-NaN values of each column over the rows of every rank; NaN for a
 /// column without any. `counts(j)` is the number of non-NaN values of column j over all ranks
 /// (the same on every rank). Collective: every rank calls it with the same counts.
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 Vector<double> exact_medians(const Exec& exec, const MatrixRef<T>& X,
                              const Vector<double>& counts) {
   const auto p = static_cast<std::size_t>(X.cols());

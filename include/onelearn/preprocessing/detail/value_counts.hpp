@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "onelearn/core/types.hpp"
+#include "onelearn/exec/policy.hpp"
 
 namespace onelearn::preprocessing::detail {
 
@@ -57,7 +58,7 @@ std::vector<ValueCounts> local_value_counts(const MatrixRef<T>& X) {
 
 /// The per-column value counts of every rank merged: what local_value_counts would give on the
 /// concatenated rows. One all-gather; every rank must pass the same number of columns.
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 std::vector<ValueCounts> allgather_value_counts(const Exec& exec,
                                                 const std::vector<ValueCounts>& local) {
   std::vector<double> packed;

@@ -24,9 +24,10 @@
 #include <span>
 #include <vector>
 
+#include "onelearn/cluster/detail/kmeans_rows.hpp"
 #include "onelearn/core/detail/distances.hpp"
-#include "onelearn/core/detail/kmeans_rows.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/exec/policy.hpp"
 
 namespace onelearn::detail {
 
@@ -43,7 +44,7 @@ inline index_t uniform_index(std::mt19937_64& engine, index_t n) {
 
 /// k-means++ centres (k x p) chosen among the rows of the local shard X of the data partitioned
 /// by `rows`. `engine` must be in the same state on every rank; it is advanced the same way.
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 Matrix<T> kmeans_plusplus(const Exec& exec, const RowPartition& rows, const MatrixRef<T>& X,
                           index_t k, std::mt19937_64& engine) {
   const index_t n = X.rows();

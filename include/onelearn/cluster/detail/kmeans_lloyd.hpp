@@ -26,8 +26,8 @@
 #include <span>
 #include <vector>
 
+#include "onelearn/cluster/detail/kmeans_rows.hpp"
 #include "onelearn/core/detail/distances.hpp"
-#include "onelearn/core/detail/kmeans_rows.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
@@ -84,7 +84,7 @@ double assign_and_sum(const MatrixRef<T>& X, const Matrix<T>& centers, Eigen::Re
 /// row number first; scikit-learn's argpartition leaves that order unspecified). The moved row is
 /// taken out of its old cluster's sum and count and becomes the new cluster's sum; labels are
 /// left as they are, as in scikit-learn.
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 void relocate_empty_clusters(const Exec& exec, const RowPartition& rows, const MatrixRef<T>& X,
                              const Matrix<T>& old_centers, const Labels& labels,
                              Eigen::Ref<Matrix<double>> sums, Eigen::Ref<Vector<double>> counts) {
@@ -410,7 +410,7 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
 /// With `bounded` (the default) the assignment skips the rows Hamerly's bounds prove (see
 /// assign_and_sum_bounded): the same labels, sums, centres and n_iter as the plain assignment,
 /// which `bounded = false` runs (kept to test that equality).
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef<T>& X,
                      Matrix<T> centers, index_t max_iter, double tol, bool bounded = true) {
   const index_t n = X.rows();

@@ -1,6 +1,7 @@
 #pragma once
-// What the classifiers (and the label metrics) share, as free functions (private: not included
-// by users). Written once here so that a fix reaches GaussianNB, MultinomialNB,
+// Labels as every classifier (and the label metrics) handles them, as free functions: the
+// estimator-support floor (base/), between exec/ and the estimator families, private (not
+// included by users). Written once here so that a fix reaches GaussianNB, MultinomialNB,
 // LogisticRegression, SGDClassifier, KNeighborsClassifier and metrics/detail/labels.hpp alike.
 //   sort_unique       sorted, without repeats, in place
 //   gather_classes    the sorted distinct labels of every rank (a classifier's classes())
@@ -8,10 +9,7 @@
 //   class_indices     each label's position in the sorted classes (error for a label not in them)
 //   argmax_labels     per-class scores -> the label of the largest (first on ties)
 //   decision_labels   the same, and a single column is a two-class decision (> 0: second class)
-//   class_sums        per-class weighted counts and feature sums (the naive Bayes moments)
 //   log_softmax       per-class scores -> log P(c | x), row by row
-//   fit_dataset       fit(features, targets[, sample_weights]) from a Dataset
-//   collective_score  accuracy of predict(X), over every rank's rows under a distributed policy
 
 #include <algorithm>
 #include <cstdint>
@@ -23,8 +21,7 @@
 
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
-#include "onelearn/core/validation.hpp"
-#include "onelearn/metrics/accuracy_score.hpp"
+#include "onelearn/exec/policy.hpp"
 
 namespace onelearn::detail {
 
@@ -37,7 +34,7 @@ inline void sort_unique(std::vector<std::int64_t>& values) {
 /// The sorted distinct labels of `a` (and `b`, when given) on every rank. Each rank's distinct
 /// labels are all-gathered, so the message is O(distinct labels), not O(samples); a rank may
 /// hold no rows or lack some classes. Collective under a distributed policy.
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 Labels gather_classes(const Exec& exec, const LabelsRef& a,
                       const std::optional<LabelsRef>& b = std::nullopt) {
   std::vector<std::int64_t> mine(a.begin(), a.end());
@@ -76,21 +73,6 @@ std::vector<Index> class_indices(std::string_view where, const Labels& classes,
   return out;
 }
 
-/// Per-class weighted counts and feature sums, in double: counts(c) += w_i and
-/// sums.row(c) += w_i x_i over the rows i with class_of[i] = c (w_i = 1 without weights). The
-/// grouped reduction a Thrust backend would replace.
-template <class T>
-void class_sums(const MatrixRef<T>& X, const std::vector<index_t>& class_of,
-                const std::optional<VectorRef<T>>& weights, Eigen::Ref<Vector<double>> counts,
-                Eigen::Ref<Matrix<double>> sums) {
-  for (index_t i = 0; i < X.rows(); ++i) {
-    const index_t c = class_of[static_cast<std::size_t>(i)];
-    const double w = weights ? static_cast<double>((*weights)(i)) : 1.0;
-    counts(c) += w;
-    sums.row(c) += w * X.row(i).template cast<double>();
-  }
-}
-
 /// log P(c | x) from per-class scores (joint log-likelihoods, multinomial logits): each row
 /// minus its log-sum-exp. The row maximum is subtracted first and never added back: with
 /// near-zero variances (GaussianNB on digits) the scores reach -1e9, where adding it back (as
@@ -125,30 +107,6 @@ inline Labels decision_labels(const Labels& classes, const Matrix<double>& score
   Labels out(scores.rows());
   for (index_t i = 0; i < scores.rows(); ++i) out(i) = classes(scores(i, 0) > 0 ? 1 : 0);
   return out;
-}
-
-/// estimator.fit on a Dataset's features and targets, with its sample weights when it has them.
-template <class Estimator, class Data>
-Estimator& fit_dataset(Estimator& estimator, const Data& data) {
-  if (data.has_sample_weights())
-    return estimator.fit(data.features(), data.targets(), data.sample_weights());
-  return estimator.fit(data.features(), data.targets());
-}
-
-/// Accuracy of estimator.predict(X) against y. With a distributed policy it is collective: each
-/// rank passes its own rows and every rank gets the accuracy over all of them; a length mismatch
-/// or a failed predict on one rank is raised on every rank.
-template <class Estimator>
-typename Estimator::value_type collective_score(std::string_view where, const Estimator& estimator,
-                                                const MatrixRef<typename Estimator::value_type>& X,
-                                                const LabelsRef& y) {
-  const auto& exec = estimator.execution_policy();
-  Labels predicted;
-  exec.propagate_errors([&] {
-    validation::check_same_length(where, "y", X.rows(), y.size());
-    predicted = estimator.predict(X);
-  });
-  return static_cast<typename Estimator::value_type>(metrics::accuracy_score(y, predicted, exec));
 }
 
 }  // namespace onelearn::detail

@@ -31,7 +31,7 @@ struct RowPartition {
 };
 
 /// Every rank's number of rows, gathered (one all-gather of one value per rank).
-template <class Exec>
+template <exec::ExecutionPolicy Exec>
 RowPartition partition_rows(const Exec& exec, index_t local_rows) {
   const std::int64_t mine = local_rows;
   const std::vector<std::int64_t> counts = exec.allgatherv(std::span<const std::int64_t>(&mine, 1));
@@ -46,7 +46,7 @@ RowPartition partition_rows(const Exec& exec, index_t local_rows) {
 /// local_index[s] is not -1 (exactly one rank must hold each selected row). Every rank gets the
 /// same matrix: the holder writes the row, the others zeros, and one all-reduce sums them
 /// (exact, since all but one term is zero). U is the element type of the result.
-template <class U, class T, class Exec>
+template <class U, class T, exec::ExecutionPolicy Exec>
 Matrix<U> selected_rows(const Exec& exec, const MatrixRef<T>& X,
                         const std::vector<index_t>& local_index) {
   Matrix<U> rows = Matrix<U>::Zero(static_cast<index_t>(local_index.size()), X.cols());

@@ -20,7 +20,7 @@
 
 namespace onelearn::detail {
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 void check_fit_input(std::string_view where, const Exec& exec, const MatrixRef<T>& X,
                      const std::optional<VectorRef<T>>& y,
                      const std::optional<VectorRef<T>>& weights) {
@@ -44,7 +44,7 @@ struct GlobalMeans {
   std::int64_t n_samples = 0;
 };
 
-template <class T, class Exec>
+template <class T, exec::ExecutionPolicy Exec>
 GlobalMeans global_means(std::string_view where, const Exec& exec, const MatrixRef<T>& X,
                          const std::optional<VectorRef<T>>& y,
                          const std::optional<VectorRef<T>>& weights) {
