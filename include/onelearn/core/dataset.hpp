@@ -7,6 +7,7 @@
 // lives in dataset_xtensor.hpp and dataset_records.hpp, so this header costs only Eigen.
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -142,8 +143,14 @@ class Dataset {
     return rows(begin, end);
   }
 
-  /// The shard of this dataset that belongs to the calling rank of an execution policy.
+  /// The shard of this dataset that belongs to the calling rank of an execution policy. Asks
+  /// only for rank() and size(), not the whole exec::ExecutionPolicy: core/ is the floor below
+  /// exec/ and does not include it.
   template <class Exec>
+    requires requires(const Exec& e) {
+      { e.rank() } -> std::convertible_to<int>;
+      { e.size() } -> std::convertible_to<int>;
+    }
   [[nodiscard]] Dataset shard(const Exec& exec) const {
     return shard(exec.rank(), exec.size());
   }
