@@ -3,8 +3,8 @@
 
 usage: bench/compare.py DATADIR WORKLOAD... [--bench build-release/bench/onelearn-bench] [--ranks 2]
 
-DATADIR is what ../shared/anchors/make_data.py wrote. scikit-learn must be importable by
-/usr/bin/python3: source ../shared/anchors/skl-env.sh first. Each workload is timed by both
+DATADIR is what bench/anchors/make_data.py wrote. scikit-learn must be importable by
+/usr/bin/python3: source bench/anchors/skl-env.sh first. Each workload is timed by both
 sides back to back, so machine drift affects both alike. Prints one JSON line per workload:
 {"workload", "sklearn_seconds", "onelearn_local_seconds", "speedup_local", ...quality}.
 No numpy needed here: this script only runs the two programs and pairs their lines.
@@ -12,7 +12,7 @@ No numpy needed here: this script only runs the two programs and pairs their lin
 import json, os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ANCHOR = os.path.join(HERE, "..", "..", "shared", "anchors", "sklearn_bench.py")
+ANCHOR = os.path.join(HERE, "anchors", "sklearn_bench.py")
 
 
 def sklearn(data, workload):

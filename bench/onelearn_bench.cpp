@@ -1,4 +1,4 @@
-// onelearn-bench: runs the reference workloads of shared/BENCH.md and prints one JSON object
+// onelearn-bench: runs the reference workloads of bench/README.md and prints one JSON object
 // per line, to be paired with the peers' lines from the same machine in the same run.
 //
 //   onelearn-bench --data DIR scaler                      classical workloads on DIR/<workload>/*.npy
@@ -11,7 +11,10 @@
 // Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce, the
 // networks mlp, cnn, tiny_mlp (local), and mlp data-parallel (weak scaling, under --policy mpi
 // or ucx: samples/s per rank, efficiency, the share of communication hidden). Others are reported
-// as not implemented. Settings follow the anchor (shared/anchors/sklearn_bench.py) exactly.
+// as not implemented. Settings follow the anchor (bench/anchors/sklearn_bench.py) exactly.
+// --help lists the options, --version prints the version.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -26,7 +29,8 @@
 #include <vector>
 
 #include <onelearn/core/dataset.hpp>
-#include <onelearn/core/io.hpp>
+#include <onelearn/core/version.hpp>
+#include <onelearn/io/io.hpp>
 #include <onelearn/exec/local.hpp>
 #include <onelearn/cluster/k_means.hpp>
 #include <onelearn/decomposition/pca.hpp>
@@ -175,7 +179,7 @@ void bench_knn(const std::string& dir, const Exec& exec, const char* policy) {
   print_line(exec, "knn", policy, seconds, accuracy);
 }
 
-/// The neural-network workloads of BENCH.md, as shared/anchors/torch_bench.py runs them: float32
+/// The neural-network workloads of bench/README.md, as bench/anchors/torch_bench.py runs them: float32
 /// N(0, 1) features and uniform labels made in-process, Adam lr 1e-3, softmax cross-entropy, no
 /// shuffling; samples per second of the better of two epochs, for the better of 1 and 2 threads
 /// (as the anchor picks for PyTorch). final_loss is the mean training loss of the last epoch
@@ -334,7 +338,7 @@ void bench_mlp_data_parallel(const Exec& exec, const char* policy) {
 
 #ifdef ONELEARN_BENCH_WITH_MPI
 /// The policy's all-reduce of float sums (exec::mpi or exec::ucx), 1 KiB to 64 MiB; bus bandwidth
-/// as nccl-tests define it. Timed as shared/anchors/allreduce.c times MPI_Allreduce, so the lines
+/// as nccl-tests define it. Timed as bench/anchors/allreduce.c times MPI_Allreduce, so the lines
 /// compare directly: the mean over `iters` back-to-back calls, the slowest rank's, best of 3.
 template <class Exec>
 void bench_allreduce(const Exec& exec, const char* policy) {
@@ -408,27 +412,24 @@ int main(int argc, char** argv) {
   onelearn::exec::ucx_options ucx_settings;  // --ucx-chunk-bytes, --ucx-small-bytes, --ucx-shm-bytes: tuning runs
 #endif
   std::vector<std::string> workloads;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (std::strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
-      policy = argv[++i];
+  CLI::App app{"onelearn-bench: the reference workloads of bench/README.md, one JSON line each", "onelearn-bench"};
+  app.set_version_flag("--version", std::string("onelearn-bench ") + std::string(onelearn::version));
+  app.add_option("--data", dir, "the folder make_data.py wrote (DIR/<workload>/*.npy)")->capture_default_str();
+  app.add_option("--policy", policy, "local, or under mpirun: mpi or ucx")
+      ->check(CLI::IsMember({"local", "mpi", "ucx"}))
+      ->capture_default_str();
 #ifdef ONELEARN_BENCH_WITH_UCX
-    } else if (std::strcmp(argv[i], "--ucx-chunk-bytes") == 0 && i + 1 < argc) {
-      ucx_settings.chunk_bytes = std::stoull(argv[++i]);
-    } else if (std::strcmp(argv[i], "--ucx-small-bytes") == 0 && i + 1 < argc) {
-      ucx_settings.small_message_bytes = std::stoull(argv[++i]);
-    } else if (std::strcmp(argv[i], "--ucx-shm-bytes") == 0 && i + 1 < argc) {
-      ucx_settings.shared_memory_bytes = std::stoull(argv[++i]);
+  app.add_option("--ucx-chunk-bytes", ucx_settings.chunk_bytes, "exec::ucx ring and broadcast chunk");
+  app.add_option("--ucx-small-bytes", ucx_settings.small_message_bytes,
+                 "exec::ucx: recursive doubling below this size");
+  app.add_option("--ucx-shm-bytes", ucx_settings.shared_memory_bytes,
+                 "exec::ucx shared-memory round size (0: no shared memory)");
 #endif
-    } else {
-      workloads.emplace_back(argv[i]);
-    }
-  }
-  if (workloads.empty()) {
-    std::fprintf(stderr, "usage: onelearn-bench [--data DIR] [--policy local|mpi|ucx] WORKLOAD...\n");
-    return 2;
-  }
+  app.add_option("WORKLOAD", workloads,
+                 "kmeans logreg ridge pca scaler knn gnb allreduce mlp cnn tiny_mlp (others print "
+                 "\"not implemented\")")
+      ->required();
+  CLI11_PARSE(app, argc, argv);
   try {
     if (policy == "local") return run(workloads, dir, onelearn::exec::local{}, "local");
 #ifdef ONELEARN_BENCH_WITH_MPI

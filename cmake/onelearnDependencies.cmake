@@ -2,53 +2,60 @@
 # onelearnConfig.cmake, so both resolve them the same way.
 #
 # Required: Eigen 3.4, xtensor, Boost >= 1.81 headers (Boost.PFR; 1.74 has none).
-# Optional, each enabling one target: OpenMP (onelearn::openmp, threads in the kernels),
-# MPI (onelearn::mpi), UCX (onelearn::ucx, needs MPI), ONNX protobuf (onelearn::onnx), a CBLAS
-# such as OpenBLAS (onelearn::blas, the networks' GEMMs).
+# Optional: one target each, listed in onelearnComponents.cmake.
+#
+# Everything runs inside functions: a find_package(onelearn) must not change the caller's
+# variables (BLA_VENDOR, MPI_CXX_SKIP_MPICXX, ...). Only these come out:
+#   ONELEARN_HAVE_<NAME>           (the build) / onelearn_<name>_FOUND (the package): whether the
+#                                  component's dependency was found
+#   onelearn_FOUND, onelearn_NOT_FOUND_MESSAGE   (the package) when a required one is missing
+# The imported targets the lookups create belong to the caller's directory, as with
+# find_dependency.
 
-include(CMakeFindDependencyMacro)
+include("${CMAKE_CURRENT_LIST_DIR}/onelearnComponents.cmake")
 
-# Only the C API of MPI is used; OpenMPI's deprecated C++ bindings add warnings and link time.
-set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "Skip the deprecated MPI C++ bindings")
-
-macro(onelearn_find_required name)
-  if(CMAKE_FIND_PACKAGE_NAME)  # inside onelearnConfig.cmake: fail the find_package politely
-    find_dependency(${name} ${ARGN})
-  else()
-    find_package(${name} ${ARGN} REQUIRED)
+function(onelearn_find_dependencies)
+  set(missing "")
+  foreach(required IN ITEMS "Eigen3 3.4 NO_MODULE" "xtensor" "Boost 1.81 CONFIG")
+    separate_arguments(arguments UNIX_COMMAND "${required}")
+    list(GET arguments 0 name)
+    find_package(${arguments} QUIET)
+    if(NOT ${name}_FOUND)
+      list(APPEND missing "${name}")
+    endif()
+  endforeach()
+  if(missing)
+    list(JOIN missing ", " missing_text)
+    set(message "onelearn needs ${missing_text}, which could not be found")
+    if(CMAKE_FIND_PACKAGE_NAME)  # inside onelearnConfig.cmake: fail the find_package politely
+      set(onelearn_FOUND FALSE PARENT_SCOPE)
+      set(onelearn_NOT_FOUND_MESSAGE "${message}" PARENT_SCOPE)
+      return()
+    endif()
+    message(FATAL_ERROR "${message}")
   endif()
-endmacro()
 
-onelearn_find_required(Eigen3 3.4 NO_MODULE)
-onelearn_find_required(xtensor)
-onelearn_find_required(Boost 1.81 CONFIG)
-
-find_package(OpenMP QUIET COMPONENTS CXX)
-set(ONELEARN_HAVE_OPENMP ${OpenMP_CXX_FOUND})
-
-find_package(MPI QUIET COMPONENTS CXX)
-set(ONELEARN_HAVE_MPI ${MPI_CXX_FOUND})
-
-set(ONELEARN_HAVE_UCX OFF)
-if(ONELEARN_HAVE_MPI)
-  find_package(ucx QUIET)
-  set(ONELEARN_HAVE_UCX ${ucx_FOUND})
-endif()
-
-# A CBLAS for the networks' matrix products (onelearn::blas; Debian: libopenblas-dev).
-set(BLA_VENDOR OpenBLAS)
-find_package(BLAS QUIET)
-find_path(ONELEARN_CBLAS_INCLUDE_DIR cblas.h)
-set(ONELEARN_HAVE_BLAS OFF)
-if(BLAS_FOUND AND ONELEARN_CBLAS_INCLUDE_DIR)
-  set(ONELEARN_HAVE_BLAS ON)
-endif()
-
-# Debian's ONNXConfig.cmake does not look for protobuf itself, yet its onnx_proto target links
-# protobuf::libprotobuf: find protobuf first.
-set(ONELEARN_HAVE_ONNX OFF)
-find_package(Protobuf QUIET)
-if(Protobuf_FOUND)
-  find_package(ONNX QUIET)
-  set(ONELEARN_HAVE_ONNX ${ONNX_FOUND})
-endif()
+  foreach(component IN LISTS ONELEARN_ALL_COMPONENTS)
+    string(TOUPPER "${component}" upper)
+    set(found OFF)
+    set(ready ON)
+    foreach(needed IN LISTS ONELEARN_COMPONENT_${component}_NEEDS)
+      string(TOUPPER "${needed}" needed_upper)
+      if(NOT ONELEARN_HAVE_${needed_upper})
+        set(ready OFF)
+      endif()
+    endforeach()
+    if(ready)
+      cmake_language(EVAL CODE "${ONELEARN_COMPONENT_${component}_FIND}")
+      if(${ONELEARN_COMPONENT_${component}_FOUND})
+        set(found ON)
+      endif()
+    endif()
+    # Kept in this function's scope for the NEEDS of the next components, and handed out.
+    set(ONELEARN_HAVE_${upper} ${found})
+    set(ONELEARN_HAVE_${upper} ${found} PARENT_SCOPE)
+    foreach(variable IN LISTS ONELEARN_COMPONENT_${component}_INCLUDES)
+      set(${variable} "${${variable}}" PARENT_SCOPE)
+    endforeach()
+  endforeach()
+endfunction()

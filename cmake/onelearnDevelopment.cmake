@@ -24,3 +24,17 @@ if(ONELEARN_SANITIZE)
     -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_link_options(onelearn_warnings INTERFACE -fsanitize=address,undefined)
 endif()
+
+# Every command-line program answers --help (exit 0, the usage naming `expected_in_help`) and
+# --version (exit 0, "<program> <version>"): ctest label `build`. The shell appends a marker only
+# when the program exited 0, since a PASS_REGULAR_EXPRESSION alone would ignore the exit status.
+function(onelearn_add_cli_tests program expected_in_help)
+  foreach(flag help version)
+    add_test(NAME ${program}_${flag}
+      COMMAND sh -c "\"$0\" --${flag} && echo exited-with-0" $<TARGET_FILE:${program}>)
+  endforeach()
+  set_tests_properties(${program}_help PROPERTIES LABELS build
+    PASS_REGULAR_EXPRESSION "${expected_in_help}(.|\n)*exited-with-0")
+  set_tests_properties(${program}_version PROPERTIES LABELS build
+    PASS_REGULAR_EXPRESSION "^${program} ${PROJECT_VERSION}\nexited-with-0")
+endfunction()

@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin libucx-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libthrust-dev libopenblas-dev
+  libcli11-dev pkg-config  # the tools' argument parsing; the pkg-config file's test
   clang libclang-rt-14-dev  # libFuzzer, for the ONNX loader's fuzz target
 )
 # Node runs onnxruntime (the npm package onnxruntime-node) in the ONNX export tests. A Node

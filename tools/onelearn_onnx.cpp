@@ -3,6 +3,7 @@
 //   onelearn-onnx info MODEL                    inputs, outputs (shapes), opsets, operator counts
 //   onelearn-onnx run MODEL IN.npy... -o DIR    runs the model; each output as DIR/<name>.npy
 //   onelearn-onnx check DIR...                  runs ONNX backend test folders
+//   onelearn-onnx --help | --version
 //
 // check: a DIR holding model.onnx is one test folder (model.onnx + test_data_set_*/input_*.pb and
 // output_*.pb); any other DIR stands for the test folders directly inside it. One line per
@@ -10,6 +11,8 @@
 // op Foo)" / "skipped (data type bar)"; then "N passed, M failed, K skipped". Outputs must match
 // as ONNX's backend tests require: |actual - expected| <= atol + rtol * |expected| with
 // rtol 1e-3, atol 1e-7, equal shapes and element types. Exit status 1 if anything failed.
+
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "onelearn/core/io.hpp"
+#include "onelearn/core/version.hpp"
+#include "onelearn/io/io.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/load.hpp"
@@ -36,13 +40,6 @@ namespace {
 
 constexpr double rtol = 1e-3;
 constexpr double atol = 1e-7;
-
-int usage() {
-  std::cerr << "usage: onelearn-onnx info MODEL\n"
-               "       onelearn-onnx run MODEL IN.npy... -o OUT_DIR\n"
-               "       onelearn-onnx check DIR...\n";
-  return 2;
-}
 
 // --- .npy of any rank ------------------------------------------------------------------------
 
@@ -343,30 +340,34 @@ int check(const std::vector<fs::path>& dirs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage();
+  CLI::App app{"onelearn-onnx: look into, run and conformance-check ONNX models with onelearn's executor",
+               "onelearn-onnx"};
+  app.set_version_flag("--version", std::string("onelearn-onnx ") + std::string(onelearn::version));
+  app.require_subcommand(1);
+
+  std::string model;
+  auto* info_command = app.add_subcommand("info", "inputs, outputs (shapes), opsets, operator counts");
+  info_command->add_option("MODEL", model, "the .onnx file")->required();
+
+  std::vector<std::string> inputs;
+  std::string out_dir;
+  auto* run_command = app.add_subcommand("run", "runs the model; each output as OUT_DIR/<name>.npy");
+  run_command->add_option("MODEL", model, "the .onnx file")->required();
+  run_command->add_option("INPUTS", inputs, "one .npy per graph input, in order");
+  run_command->add_option("-o,--output-dir", out_dir, "where the outputs go")->required();
+
+  std::vector<std::string> folders;
+  auto* check_command = app.add_subcommand(
+      "check", "runs ONNX backend test folders (a folder with model.onnx, or one holding such folders)");
+  check_command->add_option("DIR", folders, "test folders")->required();
+
+  CLI11_PARSE(app, argc, argv);
   try {
-    if (args[0] == "info" && args.size() == 2) return info(args[1]);
-    if (args[0] == "run" && args.size() >= 2) {
-      std::vector<fs::path> inputs;
-      std::optional<fs::path> out_dir;
-      for (std::size_t i = 2; i < args.size(); ++i) {
-        if (args[i] == "-o") {
-          if (i + 1 >= args.size()) return usage();
-          out_dir = args[++i];
-        } else {
-          inputs.emplace_back(args[i]);
-        }
-      }
-      if (!out_dir) return usage();
-      return run(args[1], inputs, *out_dir);
-    }
-    if (args[0] == "check" && args.size() >= 2) {
-      return check(std::vector<fs::path>(args.begin() + 1, args.end()));
-    }
+    if (info_command->parsed()) return info(model);
+    if (run_command->parsed()) return run(model, {inputs.begin(), inputs.end()}, out_dir);
+    return check({folders.begin(), folders.end()});
   } catch (const std::exception& e) {
     std::cerr << "onelearn-onnx: " << e.what() << "\n";
     return 1;
   }
-  return usage();
 }

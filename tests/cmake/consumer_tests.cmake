@@ -1,4 +1,4 @@
-# A downstream project builds against onelearn three ways (nlohmann/json's tests/cmake_*):
+# A downstream project builds against onelearn three ways (and a fourth, pkg-config, below) (nlohmann/json's tests/cmake_*):
 # find_package after `cmake --install`, add_subdirectory, and FetchContent from a local path.
 # Each configures, builds and runs tests/consumer in a build tree of its own.
 set(consumer_source "${CMAKE_CURRENT_SOURCE_DIR}/consumer")
@@ -35,3 +35,15 @@ foreach(mode find_package add_subdirectory fetchcontent)
   set_tests_properties(cmake_consumer_${mode} PROPERTIES LABELS cmake TIMEOUT 600)
 endforeach()
 set_tests_properties(cmake_consumer_find_package PROPERTIES FIXTURES_REQUIRED onelearn_installed)
+
+# pkg-config, as a Makefile-based project would use the installed tree: the core only.
+find_program(ONELEARN_PKG_CONFIG pkg-config)
+if(ONELEARN_PKG_CONFIG)
+  add_test(NAME cmake_consumer_pkg_config
+    COMMAND sh -c "PKG_CONFIG_PATH='${consumer_prefix}/${CMAKE_INSTALL_DATADIR}/pkgconfig' && export PKG_CONFIG_PATH && \
+      flags=$('${ONELEARN_PKG_CONFIG}' --cflags onelearn) && \
+      '${CMAKE_CXX_COMPILER}' $flags '${consumer_source}/main.cpp' -o '${consumer_root}/pkg_config_consumer' && \
+      '${consumer_root}/pkg_config_consumer'")
+  set_tests_properties(cmake_consumer_pkg_config PROPERTIES LABELS cmake TIMEOUT 600
+    FIXTURES_REQUIRED onelearn_installed PASS_REGULAR_EXPRESSION "consumer: ok")
+endif()

@@ -3,6 +3,7 @@
 file(GLOB_RECURSE onelearn_public_headers RELATIVE "${PROJECT_SOURCE_DIR}/include"
      CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/include/onelearn/*.hpp")
 list(FILTER onelearn_public_headers EXCLUDE REGEX "/detail/")  # private: included by others
+list(APPEND onelearn_public_headers onelearn/core/version.hpp)  # generated in the build tree
 # Headers of an optional part are checked when its dependency is there.
 if(NOT ONELEARN_HAVE_MPI)
   list(FILTER onelearn_public_headers EXCLUDE REGEX "^onelearn/(exec|tune)/mpi\\.hpp$")

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include <onelearn/core/version.hpp>
 #include <onelearn/linear_model/linear_regression.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
 #ifdef CONSUMER_WITH_MPI
@@ -13,6 +14,13 @@ using Exec = onelearn::exec::mpi;
 #include <onelearn/exec/local.hpp>
 using Exec = onelearn::exec::local;
 #endif
+
+// The generated version header: macros usable in #if, in step with the C++ constant.
+#if !defined(ONELEARN_VERSION) || ONELEARN_VERSION < 100
+#error "expected ONELEARN_VERSION >= 100 (0.1.0) from onelearn/core/version.hpp"
+#endif
+static_assert(onelearn::version == ONELEARN_VERSION_STRING);
+static_assert(ONELEARN_VERSION == ONELEARN_VERSION_MAJOR * 10000 + ONELEARN_VERSION_MINOR * 100 + ONELEARN_VERSION_PATCH);
 
 int run(const Exec& exec) {
   onelearn::Matrix<double> X(4, 1);

@@ -105,7 +105,7 @@ TEST_CASE_TEMPLATE("distributed Lasso and ElasticNet equal the fit on the concat
   const auto [train, test_set] = scaled_diabetes<T>();
   const double tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-10;
 
-  // The reference's setting (shared/anchors/make_fixtures.py).
+  // The reference's setting (bench/anchors/make_fixtures.py).
   const linear_model::LassoParams lasso_params{.alpha = 0.1, .max_iter = 100000, .tol = 1e-10};
   linear_model::Lasso<T> local(lasso_params);
   local.fit(train);

@@ -67,7 +67,7 @@ double kkt_violation(const Model& model, const Matrix<T>& X, const Vector<T>& y,
 TEST_CASE_TEMPLATE("Lasso matches scikit-learn's test R^2 on standardised diabetes", T, float,
                    double) {
   // The reference is Lasso(alpha=0.1, max_iter=100000, tol=1e-10) on features standardised
-  // with a scaler fitted on X_train (shared/anchors/make_fixtures.py). At tol=1e-10 the descent
+  // with a scaler fitted on X_train (bench/anchors/make_fixtures.py). At tol=1e-10 the descent
   // is still ~1e-10 from its limit, so agreement to ~1e-13 means the same passes were made.
   const auto reference = test::sklearn_reference("diabetes");
   const auto data = scaled_diabetes<T>();

@@ -93,7 +93,7 @@ TEST_CASE_TEMPLATE("LogisticRegression matches scikit-learn on scaled iris and d
     CAPTURE(name);
     const auto reference = test::sklearn_reference(name);
     const auto data = scaled<T>(name);
-    // The reference's setting (shared/anchors/make_fixtures.py): C=1, max_iter=5000, tol=1e-10.
+    // The reference's setting (bench/anchors/make_fixtures.py): C=1, max_iter=5000, tol=1e-10.
     // scikit-learn stops there on scipy's relative-reduction test (ftol = 2.2e-9) after 20
     // (iris) and 88 (digits) iterations, as it does with the default tol = 1e-4.
     LogisticRegression<T> model({.C = 1.0, .max_iter = 5000, .tol = 1e-10});

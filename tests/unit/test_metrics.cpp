@@ -3,7 +3,7 @@
 // values.
 //
 // Unless said otherwise, the expected numbers were printed by scikit-learn 1.2.1
-// (`. /work/shared/anchors/skl-env.sh && python3 ...`) with `from sklearn.metrics import *`
+// (`. bench/anchors/skl-env.sh && python3 ...`) with `from sklearn.metrics import *`
 // and `import numpy as np`, on the inputs written out next to them.
 #include <doctest/doctest.h>
 

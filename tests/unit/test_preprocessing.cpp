@@ -1,7 +1,7 @@
 // MinMaxScaler, MaxAbsScaler, Normalizer, OneHotEncoder, LabelEncoder, PolynomialFeatures and
 // SimpleImputer against scikit-learn 1.2.1.
 //
-// Every expected number below was printed by this script (`. /work/shared/anchors/skl-env.sh &&
+// Every expected number below was printed by this script (`. bench/anchors/skl-env.sh &&
 // python3 ref.py`), each test naming the line it uses:
 //
 //   import numpy as np

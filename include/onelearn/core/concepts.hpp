@@ -1,5 +1,5 @@
 #pragma once
-// The single concept family every onelearn model satisfies (DESIGN.md "The single concept"):
+// The single concept family every onelearn model satisfies:
 //
 //   Estimator   fit(...) -> Estimator&, get_params(), set_params(Params)
 //   Predictor   + predict(X)

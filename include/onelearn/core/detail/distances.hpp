@@ -1,6 +1,6 @@
 #pragma once
 // Squared Euclidean distance kernels: the seam that k-means, nearest neighbours and any other
-// distance-based estimator compute through (DESIGN.md "Execution policy": heavy kernels sit behind
+// distance-based estimator compute through (heavy kernels sit behind
 // a small seam a Thrust backend can replace). Algorithms call these, not raw loops over Eigen.
 //
 // Distances between sets of rows use the expansion ||x - y||^2 = ||x||^2 - 2 x.y + ||y||^2, so the

@@ -1,6 +1,6 @@
 #pragma once
 // The normal equations of a linear model, summed over all ranks: the kernel Ridge, Lasso and
-// ElasticNet share (DESIGN.md: "linear models all-reduce XᵀX and Xᵀy").
+// ElasticNet share: under a distributed policy the linear models all-reduce XᵀX and Xᵀy.
 //
 //   local_normal_equations  this rank's  G = Σ w_i x̃_i x̃_iᵀ,  b = Σ w_i x̃_i ỹ_i,  c = Σ w_i ỹ_i²
 //                           with x̃ = x - x_mean and ỹ = y - y_mean (the global means);

@@ -46,7 +46,7 @@ namespace onelearn::neighbors::detail {
 
 /// Query rows per block and training rows per block: a query_block x train_block block of
 /// products (0.5 MiB in double) stays in L2 between the GEMM that writes it and the scan that
-/// reads it. (Measured on the BENCH.md knn workload; 256 x 512 and 512 x 1024 were no better.)
+/// reads it. (Measured on bench/README.md's knn workload; 256 x 512 and 512 x 1024 were no better.)
 inline constexpr index_t query_block = 128;
 inline constexpr index_t train_block = 512;
 

@@ -15,7 +15,7 @@
 // widest kernels at run time; bench/ measures which is faster where (ONELEARN_BENCH_BLAS). When Eigen runs multi-threaded (OpenMP, Eigen::nbThreads() > 1) a large
 // product goes through Eigen's own parallel path instead; a small one (a convolution's
 // per-sample product, a narrow layer) stays on one thread, where waking a thread team would
-// cost more than the product (measured: the BENCH.md cnn workload ran 50x slower on two
+// cost more than the product (measured: bench/README.md's cnn workload ran 50x slower on two
 // threads on a busy two-core machine).
 
 #include <Eigen/Core>
