@@ -777,3 +777,44 @@ TEST_CASE("nn KerasClassifier: arbitrary labels, the Classifier concept, cross-v
   CHECK_THROWS_AS((void)again.predict(iris.X_test.leftCols(3)), shape_error);
   CHECK_THROWS_AS(again.fit(iris.X_train, y_train.head(10)), shape_error);
 }
+
+TEST_CASE("nn fit's batch plan: global batches from every rank's rows") {
+  using nn::detail::BatchPlan;
+  // One process: its batches, the last one smaller.
+  const BatchPlan one("fit", {5, 1}, false, 2, 0, 1);
+  CHECK(one.steps() == 3);
+  CHECK(one.global_rows(2) == 1);
+  const nn::detail::BatchShare last = one.share(2, 1);
+  CHECK((last.start == 4 && last.rows == 1 && last.offset == 0));
+  CHECK(one.held_out(5, 1) == std::pair<index_t, index_t>{5, 6});
+
+  // Per rank: 3 ranks with 5, 0 and 3 training rows (1, 0 and 1 held out), batches of 2.
+  const std::vector<std::int64_t> rows{5, 1, 0, 0, 3, 1};
+  const BatchPlan rank0("fit", rows, false, 2, 0, 3);
+  const BatchPlan rank2("fit", rows, false, 2, 2, 3);
+  CHECK(rank0.steps() == 3);  // rank 0's 3 batches
+  CHECK(rank0.train_rows() == 8);
+  CHECK(rank0.held_rows() == 2);
+  CHECK(rank0.global_rows(0) == 4);
+  CHECK(rank0.global_rows(1) == 3);
+  CHECK(rank0.global_rows(2) == 1);
+  const nn::detail::BatchShare second = rank2.share(1, 3);  // after rank 0's 2 rows
+  CHECK((second.start == 2 && second.rows == 1 && second.offset == 2));
+  CHECK(rank2.share(2, 1).rows == 0);  // rank 2's rows have run out: an empty batch
+
+  // Replicated: 7 rows on 3 ranks, batches of 5 split 2, 2, 1 then 1, 1, 0.
+  const std::vector<std::int64_t> same{7, 0, 7, 0, 7, 0};
+  const BatchPlan r1("fit", same, true, 5, 1, 3);
+  const BatchPlan r2("fit", same, true, 5, 2, 3);
+  CHECK(r1.steps() == 2);
+  CHECK(r1.train_rows() == 7);
+  CHECK(r1.global_rows(1) == 2);
+  const nn::detail::BatchShare a = r1.share(0, 5);
+  const nn::detail::BatchShare b = r2.share(0, 5);
+  CHECK((a.start == 2 && a.rows == 2 && a.offset == 2));
+  CHECK((b.start == 4 && b.rows == 1 && b.offset == 4));
+  CHECK(r1.share(1, 2).start == 6);
+  CHECK(r2.share(1, 2).rows == 0);
+  CHECK(r1.held_out(10, 4) == std::pair<index_t, index_t>{12, 13});
+  CHECK_THROWS_AS(BatchPlan("fit", {7, 0, 6, 1}, true, 5, 0, 2), shape_error);
+}

@@ -34,101 +34,22 @@
  * running means); the loss includes the layers' regularisation terms, as Keras's.
  *
  * \par FitOptions
- * - `epochs` (default 1), `batch_size` (default 32), `shuffle` (default true).
- * - `seed` (default 0): everything random in fit derives from it: the initial weights (drawn at
- *   the first fit, unless the model was built already or a layer has its own seed), dropout
- *   masks and the epochs' orders. Two fits of equal models with equal seeds give identical
- *   weights (bit for bit, for a given build and number of Eigen threads: a multi-threaded GEMM
- *   splits its sums differently).
- * - `validation_split` (default 0): the last fraction of the rows (before shuffling, as Keras)
- *   is held out; the epoch logs then also hold val_loss (and val_accuracy).
- * - `validation_data` (default none): `{X_val, y_val}` evaluated after every epoch instead of a
- *   split (val_loss, val_accuracy). Giving both it and validation_split is an error (Keras
- *   silently ignores the split).
- * - `verbose` (default 0): 1 adds a ProgressBar on std::cout (nn/progress_bar.hpp: redrawn in
- *   place on a terminal, one line per epoch otherwise); 2 one line per epoch always (Keras's
- *   verbose=2).
- * - `resume_from` (default none): a checkpoint (nn/checkpoint.hpp) to continue from: fit loads
- *   it, checks that seed, batch_size, shuffle, the validation settings and the number of
- *   training rows are the ones it was written with, runs epochs checkpoint-epoch .. epochs-1
- *   and returns the whole History. The result is bit-identical to an uninterrupted fit.
- *
- * - `replicated` (default false), `shard_optimizer_state` (default false), `bucket_bytes`
- *   (default 0): see Data-parallel training.
+ * epochs, batch_size, shuffle, seed, validation_split, validation_data, verbose, resume_from,
+ * and the data-parallel settings replicated, shard_optimizer_state and bucket_bytes: see
+ * nn/fit_options.hpp.
  *
  * \par Data-parallel training (Exec = exec::mpi)
  * \code
- * nn::Sequential<float, exec::mpi> model{exec::mpi(comm), nn::Input({64}), nn::Dense(128, "relu"),
- *                                        nn::Dense(10)};
+ * nn::Sequential<float, exec::mpi> model{exec::mpi(comm), nn::Input({64}), nn::Dense(10)};
  * model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
  * model.fit(X_mine, y_mine, {.epochs = 10, .batch_size = 32});   // each rank: its own rows
- * model.fit(X_all, y_all, {.batch_size = 128, .replicated = true});  // every rank: all rows
  * \endcode
- * fit broadcasts rank 0's weights (and layer state) first, so the ranks start equal however
- * they were built. Every step each rank runs forward and backward on its part of the global
- * batch; as each layer's backward finishes (the gradient-ready hook), its gradient block is
- * scaled by the rank's rows / the global batch's rows and, when it completes a bucket, the
- * bucket's MPI_Iallreduce starts (nn/detail/gradient_sync.hpp), overlapping the backward pass
- * of the layers below; the optimizer steps once all have completed. Since the losses average
- * over the batch, every rank then takes the step one process takes on the union of the ranks'
- * batches, and all ranks hold the same weights. The logged loss and accuracy (and val_loss,
- * val_accuracy, and evaluate's scores) are over all ranks' rows.
- * - Per-rank mode (default): each rank passes its own rows (any number, 0 included). Global
- *   batch b is the concatenation in rank order of every rank's batch b (its rows
- *   [b * batch_size, (b + 1) * batch_size) when not shuffled). Every rank takes as many steps
- *   as the rank with the most batches; a rank whose rows have run out joins with an empty batch.
- *   shuffle permutes each rank's own rows, with a stream derived from (seed, epoch, rank).
- *   validation_split holds out the last fraction of each rank's rows; validation_data is each
- *   rank's own part.
- * - Replicated mode (`.replicated = true`): every rank passes the same full data (and the same
- *   validation_data); each epoch's order is drawn from the seed as one process draws it, and
- *   each global batch of batch_size rows is split by rank into consecutive parts (the first
- *   rows % ranks ranks take one row more, so nothing is dropped; a rank may get none). The
- *   result equals one process's fit at the same batch_size and seed (up to rounding). The
- *   held-out rows are split by rank the same way. Only the row counts are checked to agree.
- * - Buckets (`bucket_bytes`, default 0): consecutive layers' gradient blocks, in backward
- *   order, are grouped until a bucket holds at least bucket_bytes bytes (0: one bucket per
- *   layer with parameters, so the first reduction starts as early as possible; PyTorch DDP's
- *   default is 25 MiB, which suits models of many small layers). A bucket's reduction starts
- *   when its last (lowest) layer's backward is done; a bucket of several blocks is packed into
- *   a staging buffer and reduced as one message. Every bucket size gives the same weights (up to
- *   the rounding of another reduction order). Distributed policies other than exec::mpi
- *   (exec::ucx) reduce every block with the policy's blocking all-reduce after the backward
- *   pass: bucket_bytes has no effect there.
- * - Optimizer-state sharding (`shard_optimizer_state = true`, ZeRO stage 1): the parameters,
- *   seen as one flat vector in layer order, are split into one contiguous shard per rank
- *   (balanced in values). Each bucket is reduce-scattered (MPI_Ireduce_scatter), so a rank
- *   receives only its shard of the summed gradient; it updates its shard of the parameters with
- *   its shard of the optimizer state (Optimizer::shard: every optimizer is element-wise, and
- *   global_clipnorm sums the shards' squared norms with one all-reduce); then the parameters
- *   are all-gathered in place (MPI_Iallgatherv per parameter buffer). The weights equal
- *   unsharded training's (tested for SGD, Adam, AdamW, RMSprop, Adagrad and global_clipnorm) and
- *   each rank holds 1/ranks of the optimizer state: optimizer_state_bytes() (Adam, float,
- *   784-512-512-10: 5,357,648 bytes on one process; 2,678,824 per rank on 2; 1,785,888 on 3).
- *   The state stays sharded after fit (optimizer().state() is the rank's slice); a later fit
- *   without the option gathers it back (collective), so fits continue across modes. A
- *   checkpoint holds the whole state: save_checkpoint gathers it (so every rank must call it),
- *   fit gathers it around the epoch-end callbacks when one of them is a ModelCheckpoint (which
- *   writes on rank 0), and load_checkpoint (and resume_from) drops the shard and loads the whole
- *   state, which the next sharded fit shards again: a checkpoint resumes with or without
- *   sharding. Other distributed policies (exec::ucx) shard with the policy's blocking
- *   collectives: an all-reduce of the gradients, then allgatherv of the parameters (the same
- *   memory saving, more communication than unsharded). Ignored by local policies.
- * - Layers learn each step's layout through Layer::begin_batch (nn::BatchContext: this rank's
- *   row offset in the global batch, its rows, the global rows, and a sum over the ranks); a
- *   rank without rows in a step calls shadow_forward/shadow_backward instead of the passes.
- *   Dropout keys each row's mask by (seed, step, position in the global batch): the ranks draw
- *   different masks (per-rank streams derived from the seed; fit broadcasts rank 0's seed and
- *   step with the weights), together one process's masks, so a model with Dropout also equals
- *   one process's fit, in both modes. BatchNormalization's statistics are each rank's own by
- *   default (its result then differs from one process's, as PyTorch's BatchNorm under DDP,
- *   and each rank's moving statistics are its own); with `{.synchronized = true}` (Keras 3's
- *   synchronized=True, PyTorch's SyncBatchNorm) they are the global batch's, reduced over the
- *   ranks in the forward and backward passes, and the fit equals one process's.
- * - Files and output: ModelCheckpoint writes on rank 0 only; save_checkpoint, save_weights
- *   and resume_from act on the calling rank's own file (with sharding, save_checkpoint is
- *   collective, see above). predict is per rank (each rank's rows). The progress bar (verbose)
- *   prints on rank 0 only.
+ * fit broadcasts rank 0's weights first; every step each rank runs forward and backward on
+ * its part of the global batch, the gradients are summed over the ranks as the backward pass
+ * goes (nn/detail/gradient_sync.hpp), and every rank takes the step one process takes on the
+ * whole global batch. nn/fit_options.hpp describes the modes (per-rank or replicated rows),
+ * gradient buckets, optimizer-state sharding, how layers see the global batch, and files and
+ * output. exec::local runs the same loop as the one rank of one.
  *
  * \par Targets
  * y may be integer labels (any integer Eigen vector; SparseCategoricalCrossentropy takes labels
@@ -163,7 +84,7 @@
  *   (nn/classifier.hpp).
  * - predict and evaluate use the model's buffers: a model is not safe to use from two threads
  *   at once.
- * - Data-parallel training through the policy type (Exec = exec::mpi), below.
+ * - Data-parallel training through the policy type (Exec = exec::mpi), above.
  *
  * Errors: `not_fitted_error` for fit/evaluate before compile and predict/summary before the
  * model is built; `shape_error` for X whose width differs from the model's input, y of another
@@ -186,14 +107,12 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -208,9 +127,14 @@
 #include "onelearn/exec/local.hpp"
 #include "onelearn/nn/callbacks.hpp"
 #include "onelearn/nn/checkpoint.hpp"
+#include "onelearn/nn/detail/batch_data.hpp"
+#include "onelearn/nn/detail/batch_plan.hpp"
+#include "onelearn/nn/detail/callback_dispatch.hpp"
 #include "onelearn/nn/detail/gradient_sync.hpp"
 #include "onelearn/nn/detail/random.hpp"
+#include "onelearn/nn/detail/summary.hpp"
 #include "onelearn/nn/errors.hpp"
+#include "onelearn/nn/fit_options.hpp"
 #include "onelearn/nn/layer.hpp"
 #include "onelearn/nn/layers/activation.hpp"
 #include "onelearn/nn/layers/dense.hpp"
@@ -224,118 +148,6 @@
 #include "onelearn/nn/weights_io.hpp"
 
 namespace onelearn::nn {
-
-/// Held-out rows fit evaluates after every epoch (Keras's validation_data=(X_val, y_val)):
-/// `.validation_data = {X_val, y_val}`. Copied once (float or double features; integer labels
-/// or real targets), so the options stay a plain value.
-struct ValidationData {
-  ValidationData() = default;
-  template <class DX, class DY>
-  ValidationData(const Eigen::MatrixBase<DX>& X_val,  // NOLINT(google-explicit-constructor)
-                 const Eigen::MatrixBase<DY>& y_val) {
-    using XS = typename DX::Scalar;
-    using YS = typename DY::Scalar;
-    static_assert(std::is_same_v<XS, float> || std::is_same_v<XS, double>,
-                  "nn::ValidationData: X must hold float or double values");
-    X = Matrix<XS>(X_val);
-    if constexpr (std::is_integral_v<YS>) {
-      y = Matrix<std::int64_t>(y_val.template cast<std::int64_t>());
-    } else {
-      static_assert(std::is_floating_point_v<YS>,
-                    "nn::ValidationData: y must hold integers or reals");
-      y = Matrix<double>(y_val.template cast<double>());
-    }
-  }
-  [[nodiscard]] bool empty() const noexcept { return X.index() == 0; }
-
-  std::variant<std::monostate, Matrix<float>, Matrix<double>> X;
-  std::variant<std::monostate, Matrix<std::int64_t>, Matrix<double>> y;
-};
-
-struct FitOptions {
-  int epochs = 1;
-  index_t batch_size = 32;
-  bool shuffle = true;
-  std::uint64_t seed = 0;
-  double validation_split = 0;
-  ValidationData validation_data{};
-  int verbose = 0;
-  std::filesystem::path resume_from{};
-  /// Distributed policies: every rank passes the same full data (and validation data) and fit
-  /// shards it: each global batch of batch_size rows, drawn as one process draws it, is split
-  /// by rank. Ignored by local policies.
-  bool replicated = false;
-  /// Distributed policies: each rank keeps the optimizer state of its shard of the parameters
-  /// only (ZeRO stage 1; see Data-parallel training). Ignored by local policies.
-  bool shard_optimizer_state = false;
-  /// Distributed policies: gradients are all-reduced in buckets of consecutive layers holding
-  /// at least this many bytes (0: one bucket per layer; see Data-parallel training).
-  std::size_t bucket_bytes = 0;
-};
-
-namespace detail {
-
-/// "LeakyReLU" -> "leaky_relu", "Dense" -> "dense": an underscore where a lower-case letter is
-/// followed by an upper-case one that starts a lower-case run.
-inline std::string snake_case(std::string_view name) {
-  std::string out;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    const bool upper = c >= 'A' && c <= 'Z';
-    if (upper && i > 0 && name[i - 1] >= 'a' && name[i - 1] <= 'z' && i + 1 < name.size() &&
-        name[i + 1] >= 'a' && name[i + 1] <= 'z') {
-      out += '_';
-    }
-    out += upper ? static_cast<char>(c - 'A' + 'a') : c;
-  }
-  return out;
-}
-
-/// "1,234,567".
-inline std::string thousands(index_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-inline std::string pad(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
-// Hook detection for the callback concept (see nn/callbacks.hpp).
-template <class C, class M>
-concept has_on_train_begin = requires(C& c, M& m) {
-  c.on_train_begin(m);
-};
-template <class C, class M>
-concept has_on_epoch_begin = requires(C& c, M& m) {
-  c.on_epoch_begin(m, 0);
-};
-template <class C, class M>
-concept has_on_batch_end = requires(C& c, M& m, const Logs& l) {
-  c.on_batch_end(m, 0, l);
-};
-template <class C, class M>
-concept has_on_epoch_end = requires(C& c, M& m, const Logs& l) {
-  c.on_epoch_end(m, 0, l);
-};
-template <class C, class M>
-concept has_on_train_end = requires(C& c, M& m, const Logs& l) {
-  c.on_train_end(m, l);
-};
-template <class C, class M>
-concept epoch_end_callable = std::invocable<C&, M&, int, const Logs&>;
-
-template <class C, class M>
-concept Callback = has_on_train_begin<C, M> || has_on_epoch_begin<C, M> || has_on_batch_end<C, M> ||
-    has_on_epoch_end<C, M> || has_on_train_end<C, M> || epoch_end_callable<C, M>;
-
-}  // namespace detail
 
 template <class T, exec::ExecutionPolicy Exec = exec::local>
 class Sequential {
@@ -479,6 +291,8 @@ class Sequential {
     return fit(X, y, FitOptions{});
   }
 
+  /// exec::local runs the data-parallel loop as the one rank of one: its collectives are no-ops
+  /// and everything that only the ranks need sits behind Exec::is_distributed.
   template <class Derived, class... Callbacks>
   History fit(const MatrixRef<T>& X, const Eigen::MatrixBase<Derived>& y, const FitOptions& options,
               Callbacks&&... callbacks) {
@@ -488,153 +302,18 @@ class Sequential {
         "on_epoch_begin(model, epoch), on_batch_end(model, batch, logs), "
         "on_epoch_end(model, epoch, logs), on_train_end(model, logs), or to be "
         "callable as f(model, epoch, logs)");
-    constexpr std::string_view where = "Sequential.fit";
+    using CallbackList = detail::CallbackList<Sequential, std::remove_reference_t<Callbacks>...>;
+    CallbackList hooks(callbacks...);
     exec_.propagate_errors([&] {
-      check_compiled(where);
-      check_options(where, options);
+      check_compiled(fit_where);
+      detail::check_fit_options(fit_where, options);
     });
     std::optional<CheckpointData> resumed;
     if (!options.resume_from.empty()) resumed = load_checkpoint(options.resume_from);
-    if constexpr (Exec::is_distributed) {
-      // Ranks that built their models for different widths would broadcast buffers of
-      // different sizes: check first, on every rank.
-      const std::int64_t width = X.cols();
-      exec_.check_same_shape("the number of features of X (Sequential.fit)",
-                             std::span<const std::int64_t>(&width, 1));
-    }
-    exec_.propagate_errors([&] {
-      validation::check_same_length(where, "y", X.rows(), y.rows());
-      // Under a distributed policy a rank may hold no rows (checked over all ranks below).
-      if (X.rows() == 0 && !Exec::is_distributed) {
-        throw invalid_argument(std::string(where) + ": expected at least one sample, found 0");
-      }
-      validation::check_finite(where, "X", X);
-      if (!built_) {
-        const Shape in = input_shape_.rank() > 0 ? input_shape_ : Shape{X.cols()};
-        check_width(where, in, X.cols());
-        build(in, options.seed);
-      }
-      check_width(where, input_shape_, X.cols());
-    });
-    if constexpr (Exec::is_distributed) broadcast_weights();
-    const TargetData targets = make_targets(where, y);
+    FitPlan plan = plan_fit(X, y, options);
+    prepare_data_parallel(options);
+    start_history(plan, options, resumed);
 
-    const index_t n = X.rows();
-    const auto n_train =
-        static_cast<index_t>(static_cast<double>(n) * (1.0 - options.validation_split));
-    // Every rank's (training rows, held-out rows): the global batch sizes and step count.
-    std::vector<std::int64_t> rank_rows{n_train, n - n_train};
-    if constexpr (Exec::is_distributed) {
-      rank_rows = exec_.allgatherv(std::span<const std::int64_t>(rank_rows));
-    }
-    const bool replicated = Exec::is_distributed && options.replicated;
-    if (replicated) {
-      // Decided from the gathered counts, so every rank throws or none does.
-      for (std::size_t r = 2; r < rank_rows.size(); r += 2) {
-        if (rank_rows[r] != rank_rows[0] || rank_rows[r + 1] != rank_rows[1]) {
-          throw shape_error(std::string(where) +
-                            " (replicated): expected the same rows on every rank, found " +
-                            std::to_string(rank_rows[0] + rank_rows[1]) + " on rank 0 and " +
-                            std::to_string(rank_rows[r] + rank_rows[r + 1]) + " on rank " +
-                            std::to_string(r / 2));
-        }
-      }
-      rank_rows.resize(2);  // one copy of the data: the batches of one process
-    }
-    std::int64_t n_train_all = 0;
-    std::int64_t n_held_all = 0;
-    for (std::size_t r = 0; r < rank_rows.size(); r += 2) {
-      n_train_all += rank_rows[r];
-      n_held_all += rank_rows[r + 1];
-    }
-    // Decided from the gathered counts, so every rank throws or none does.
-    if (n_train_all < 1 || (options.validation_split > 0 && n_held_all == 0)) {
-      throw invalid_argument(std::string(where) +
-                             ": expected validation_split to leave at least "
-                             "one training and one validation row, found " +
-                             std::to_string(n_train_all) + " training rows of " +
-                             std::to_string(n_train_all + n_held_all) +
-                             (Exec::is_distributed ? " (over all ranks)" : ""));
-    }
-    const bool has_split = n_held_all > 0;
-    // validation_data: converted to T once.
-    Matrix<T> X_val;
-    TargetData val_targets;
-    const bool has_validation_data = !options.validation_data.empty();
-    if (has_validation_data) {
-      exec_.propagate_errors([&] {
-        std::visit(
-            [&](const auto& v) {
-              if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
-                X_val = v.template cast<T>();
-              }
-            },
-            options.validation_data.X);
-        check_width("Sequential.fit (validation_data)", input_shape_, X_val.cols());
-        validation::check_finite("Sequential.fit (validation_data)", "X", X_val);
-      });
-      std::visit(
-          [&](const auto& v) {
-            if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
-              exec_.propagate_errors([&] {
-                validation::check_same_length("Sequential.fit (validation_data)", "y", X_val.rows(),
-                                              v.rows());
-                if (X_val.rows() == 0) {
-                  throw invalid_argument(
-                      "Sequential.fit: expected validation_data with at least one row, found 0");
-                }
-              });
-              val_targets = make_targets("Sequential.fit (validation_data)", v);
-            }
-          },
-          options.validation_data.y);
-    }
-
-    const index_t batch_size = options.batch_size;
-    // Under a distributed policy every rank takes the steps of the rank with the most batches;
-    // a rank whose rows have run out contributes an empty batch (zero gradient, zero weight).
-    index_t n_batches = 0;
-    for (std::size_t r = 0; r < rank_rows.size(); r += 2) {
-      n_batches = std::max(n_batches, (rank_rows[r] + batch_size - 1) / batch_size);
-    }
-    // The global batch b's rows: the sum of every rank's share of it.
-    auto global_rows = [&](index_t b) {
-      index_t rows = 0;
-      for (std::size_t r = 0; r < rank_rows.size(); r += 2) {
-        rows += std::clamp<index_t>(rank_rows[r] - b * batch_size, 0, batch_size);
-      }
-      return rows;
-    };
-    if constexpr (Exec::is_distributed) {
-      std::vector<std::vector<std::span<T>>> layer_grads;
-      for (auto& layer : layers_) layer_grads.push_back(layer->gradients());
-      sync_.prepare(&exec_, std::move(layer_grads), params_,
-                    {.bucket_bytes = options.bucket_bytes,
-                     .shard_optimizer_state = options.shard_optimizer_state});
-      sync_.adopt(*optimizer_, exec_);  // shards (or gathers) the optimizer state
-    }
-    fit_params_ = FitParams{.epochs = options.epochs,
-                            .initial_epoch = 0,
-                            .steps = n_batches,
-                            .samples = n_train,
-                            .batch_size = batch_size,
-                            .shuffle = options.shuffle,
-                            .seed = options.seed,
-                            .validation_split = options.validation_split,
-                            .validation_data = has_validation_data,
-                            .verbose = options.verbose};
-    history_ = History{};
-    if (resumed) {
-      check_resume(*resumed, fit_params_);
-      fit_params_.initial_epoch = resumed->epoch;
-      history_ = resumed->history;
-    }
-    epochs_done_ = fit_params_.initial_epoch;
-
-    Logs epoch_logs, batch_logs;
-    stop_training_ = false;
-    std::vector<index_t> order(static_cast<std::size_t>(n_train));
-    for (index_t i = 0; i < n_train; ++i) order[static_cast<std::size_t>(i)] = i;
     // verbose 1: Keras's progress bar (first, as Keras's ProgbarLogger); 2: one line an epoch.
     std::optional<ProgressBar> bar;
     const bool prints = !Exec::is_distributed || exec_.rank() == 0;  // one bar, not one a rank
@@ -642,146 +321,36 @@ class Sequential {
     if (options.verbose == 2 && prints) {
       bar.emplace(std::cout, ProgressBarOptions{.interactive = false});
     }
-    constexpr bool any_batch_hook =
-        (detail::has_on_batch_end<std::remove_reference_t<Callbacks>, Sequential> || ...);
+    const bool log_batches = CallbackList::has_batch_hook || bar.has_value();
+    auto batch_end = [&](int batch, const Logs& logs) {
+      if (bar) bar->on_batch_end(*this, batch, logs);
+      hooks.batch_end(*this, batch, logs);
+    };
 
+    Logs epoch_logs;
+    stop_training_ = false;
     if (bar) bar->on_train_begin(*this);
-    (call_train_begin(callbacks), ...);
+    hooks.train_begin(*this);
     for (int epoch = fit_params_.initial_epoch; epoch < options.epochs && !stop_training_;
          ++epoch) {
       if (bar) bar->on_epoch_begin(*this, epoch);
-      (call_epoch_begin(callbacks, epoch), ...);
-      if (options.shuffle) {
-        std::uint64_t epoch_seed =
-            detail::derive_seed(options.seed ^ 0x5EEDULL, static_cast<std::uint64_t>(epoch));
-        // Each rank shuffles its own rows, with a stream of its own; replicated data is
-        // shuffled as one process shuffles it.
-        if constexpr (Exec::is_distributed) {
-          if (!replicated) {
-            epoch_seed =
-                detail::derive_seed(epoch_seed, static_cast<std::uint64_t>(exec_.rank()));
-          }
-        }
-        detail::permutation(epoch_seed, std::span<index_t>(order));
-      }
-      double loss_sum = 0;
-      double correct = 0;
-      index_t seen = 0;
-      for (index_t b = 0; b < n_batches; ++b) {
-        const index_t start = b * batch_size;
-        if constexpr (Exec::is_distributed) {
-          const index_t global_m = global_rows(b);
-          // Replicated: this rank's consecutive share of the global batch; per-rank: its own
-          // batch b (possibly empty).
-          const auto [my_start, my_m] =
-              replicated ? rank_share(start, global_m)
-                         : std::pair<index_t, index_t>{start, std::min(batch_size, n_train - start)};
-          // Where this rank's rows sit in the global batch (Dropout keys its masks by it):
-          // replicated, its share's offset; per-rank, the rows of the ranks before it.
-          index_t my_offset = my_start - start;
-          if (!replicated) {
-            my_offset = 0;
-            for (std::size_t r = 0; r < 2 * static_cast<std::size_t>(exec_.rank()); r += 2) {
-              my_offset += std::clamp<index_t>(rank_rows[r] - start, 0, batch_size);
-            }
-          }
-          begin_batch(my_offset, std::max<index_t>(my_m, 0), global_m);
-          // Names the step in a collective's timeout message (exec::mpi's hang detection).
-          if constexpr (requires { exec_.set_step("", 0, "", 0); }) {
-            exec_.set_step("Sequential.fit epoch", epoch + 1, "batch", b + 1);
-          }
-          const auto [loss, batch_correct] =
-              distributed_step(X, targets, order, my_start, my_m, global_m, options.shuffle);
-          if (!std::isfinite(loss)) {
-            throw training_error(std::string(where) + ": expected a finite loss, found " +
-                                 std::to_string(loss) + " in epoch " + std::to_string(epoch + 1) +
-                                 "/" + std::to_string(options.epochs) + ", batch " +
-                                 std::to_string(b + 1) + "/" + std::to_string(n_batches) +
-                                 " (over all ranks; the optimisation diverged: lower the "
-                                 "learning rate, clip the gradients or scale the inputs)");
-          }
-          correct += batch_correct;
-          loss_sum += loss * static_cast<double>(global_m);
-          seen += global_m;
-          if (any_batch_hook || bar) {
-            batch_logs.set("loss", loss_sum / static_cast<double>(seen));
-            if (accuracy_) batch_logs.set("accuracy", correct / static_cast<double>(seen));
-            if (bar) bar->on_batch_end(*this, static_cast<int>(b), batch_logs);
-            (call_batch_end(callbacks, static_cast<int>(b), batch_logs), ...);
-          }
-          continue;
-        }
-        const index_t m = std::min(batch_size, n_train - start);
-        const TensorView<const T> xb =
-            gather(X, targets,
-                   std::span<const index_t>(order).subspan(static_cast<std::size_t>(start),
-                                                           static_cast<std::size_t>(m)),
-                   !options.shuffle);
-        begin_batch(0, m, m);
-        const TensorView<const T> out = forward(xb, true);
-        loss_grad_.reshape(out.shape);
-        double loss = loss_->compute(out, batch_targets(targets, m), loss_grad_.view());
-        loss += regularization_loss();
-        if (!std::isfinite(loss)) {
-          throw training_error(std::string(where) + ": expected a finite loss, found " +
-                               std::to_string(loss) + " in epoch " + std::to_string(epoch + 1) +
-                               "/" + std::to_string(options.epochs) + ", batch " +
-                               std::to_string(b + 1) + "/" + std::to_string(n_batches) +
-                               " (the optimisation diverged: lower the learning rate, clip the "
-                               "gradients or scale the inputs)");
-        }
-        if (accuracy_) correct += count_correct(out, batch_targets(targets, m));
-        backward();
-        wait_for_gradients();
-        optimizer_->step(params_, grads_);
-        loss_sum += loss * static_cast<double>(m);
-        seen += m;
-        if (any_batch_hook || bar) {
-          batch_logs.set("loss", loss_sum / static_cast<double>(seen));
-          if (accuracy_) {
-            batch_logs.set("accuracy", correct / static_cast<double>(seen));
-          }
-          if (bar) bar->on_batch_end(*this, static_cast<int>(b), batch_logs);
-          (call_batch_end(callbacks, static_cast<int>(b), batch_logs), ...);
-        }
-      }
-      epoch_logs.set("loss", loss_sum / static_cast<double>(seen));
-      if (accuracy_) {
-        epoch_logs.set("accuracy", correct / static_cast<double>(seen));
-      }
-      if (has_split || has_validation_data) {
-        // Replicated held-out rows: each rank evaluates its share of them.
-        auto rows = [&](index_t begin, index_t count) {
-          const auto [b0, m0] = replicated ? rank_share(begin, count)
-                                           : std::pair<index_t, index_t>{begin, count};
-          return std::pair<index_t, index_t>{b0, b0 + m0};
-        };
-        const auto [val_begin, val_end] =
-            has_validation_data ? rows(0, X_val.rows()) : rows(n_train, n - n_train);
-        const auto [val_loss, val_correct, n_val] =
-            has_validation_data ? evaluate_global(X_val, val_targets, val_begin, val_end)
-                                : evaluate_global(X, targets, val_begin, val_end);
-        epoch_logs.set("val_loss", val_loss);
-        if (accuracy_) {
-          epoch_logs.set("val_accuracy", val_correct / static_cast<double>(n_val));
-        }
-      }
+      hooks.epoch_begin(*this, epoch);
+      run_epoch(X, plan, epoch, epoch_logs, log_batches, batch_end);
+      if (plan.validates) validate(X, plan, epoch_logs);
       history_.epoch.push_back(epoch);
       for (const auto& [key, value] : epoch_logs) history_.history[key].push_back(value);
       epochs_done_ = epoch + 1;  // what a checkpoint written by an epoch-end hook records
       if (bar) bar->on_epoch_end(*this, epoch, epoch_logs);
       // ModelCheckpoint writes on rank 0 only, and a checkpoint holds the whole optimizer
       // state: sharded state is gathered on every rank around the epoch-end callbacks.
-      if constexpr (Exec::is_distributed &&
-                    (std::is_same_v<std::remove_cvref_t<Callbacks>, ModelCheckpoint> || ...)) {
-        detail::with_whole_optimizer_state(optimizer_.get(), exec_, [&] {
-          (call_epoch_end(callbacks, epoch, epoch_logs), ...);
-        });
+      if constexpr (Exec::is_distributed && CallbackList::template holds<ModelCheckpoint>) {
+        detail::with_whole_optimizer_state(optimizer_.get(), exec_,
+                                           [&] { hooks.epoch_end(*this, epoch, epoch_logs); });
       } else {
-        (call_epoch_end(callbacks, epoch, epoch_logs), ...);
+        hooks.epoch_end(*this, epoch, epoch_logs);
       }
     }
-    (call_train_end(callbacks, epoch_logs), ...);
+    hooks.train_end(*this, epoch_logs);
     if constexpr (requires { exec_.clear_step(); }) exec_.clear_step();
     return history_;
   }
@@ -822,7 +391,7 @@ class Sequential {
     auto& self = const_cast<Sequential&>(*this);  // buffers only; see "not safe from two threads"
     for (index_t start = 0; start < X.rows(); start += batch_size) {
       const index_t m = std::min(batch_size, X.rows() - start);
-      const TensorView<const T> xb = self.input_view(X, start, m);
+      const TensorView<const T> xb = self.buffers_.input_view(X, start, m, input_shape_);
       const TensorView<const T> y = self.forward(xb, false);
       out.middleRows(start, m) = y.matrix();
     }
@@ -892,39 +461,7 @@ class Sequential {
           "Sequential.summary: expected a model whose input shape is known "
           "(give an Input layer, or fit or build it first), found neither");
     }
-    const std::vector<Shape> shapes = layer_shapes(input_shape_);
-    constexpr std::size_t w1 = 29, w2 = 26, w3 = 10;  // Keras's 65 columns
-    const std::string rule(w1 + w2 + w3, '_');
-    const std::string thick(w1 + w2 + w3, '=');
-    std::ostringstream os;
-    os << "Model: \"sequential\"\n"
-       << rule << '\n'
-       << detail::pad(" Layer (type)", w1) << detail::pad("Output Shape", w2) << "Param #\n"
-       << thick << '\n';
-    index_t total = 0;
-    index_t non_trainable = 0;
-    for (std::size_t i = 0; i < layers_.size(); ++i) {
-      const Shape in = i == 0 ? input_shape_ : shapes[i - 1];
-      // Built: the layer's actual buffers (exact for custom layers too); else from the shape.
-      index_t count = built_ ? layers_[i]->count_params() : layers_[i]->parameter_count(in);
-      if (built_) {
-        // Layer state (moving statistics) counts as non-trainable parameters, as in Keras.
-        index_t state = 0;
-        for (const auto& b : layers_[i]->state()) state += static_cast<index_t>(b.size());
-        count += state;
-        non_trainable += state;
-      }
-      total += count;
-      os << detail::pad(
-                " " + layers_[i]->name() + " (" + std::string(layers_[i]->class_name()) + ")", w1)
-         << detail::pad(shapes[i].to_string(true), w2) << count << '\n';
-    }
-    os << thick << '\n'
-       << "Total params: " << detail::thousands(total) << '\n'
-       << "Trainable params: " << detail::thousands(total - non_trainable) << '\n'
-       << "Non-trainable params: " << detail::thousands(non_trainable) << '\n'
-       << rule << '\n';
-    return os.str();
+    return detail::summary_table(layers_, input_shape_, layer_shapes(input_shape_), built_);
   }
 
   /// A copy of every parameter buffer, in layer order.
@@ -963,9 +500,8 @@ class Sequential {
   /// epochs done, seeds, Dropout positions and the History so far. Sharded optimizer state
   /// (FitOptions::shard_optimizer_state) is gathered first: then every rank must call it.
   void save_checkpoint(const std::filesystem::path& path) {
-    detail::with_whole_optimizer_state(optimizer_.get(), exec_, [&] {
-      detail::write_checkpoint(*this, path, epochs_done_);
-    });
+    detail::with_whole_optimizer_state(
+        optimizer_.get(), exec_, [&] { detail::write_checkpoint(*this, path, epochs_done_); });
   }
 
   /// Restores a checkpoint into this model (compiled as the saved one; built first if it is not
@@ -1014,94 +550,264 @@ class Sequential {
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
  private:
-  /// fit's targets, converted once: labels, or real values (rows x per-sample output size).
-  struct TargetData {
-    Labels labels;
-    Matrix<T> values;
-    bool is_labels = false;
+  using TargetData = detail::TargetData<T>;
+  static constexpr std::string_view fit_where = "Sequential.fit";
+
+  /// What fit settles before its first epoch: the targets, how the global batches are cut from
+  /// every rank's rows, the held-out rows, and the epoch's order of this rank's rows.
+  struct FitPlan {
+    TargetData targets;
+    index_t n_train = 0;  ///< this rank's training rows (all of them when replicated)
+    detail::BatchPlan batches;
+    index_t batch_size = 0;
+    bool shuffle = true;
+    std::uint64_t seed = 0;
+    bool validates = false;  ///< a split or validation_data to evaluate after every epoch
+    bool has_validation_data = false;
+    Matrix<T> X_val;  ///< validation_data, converted to T once
+    TargetData val_targets;
+    std::vector<index_t> order;
+    Logs batch_logs;
   };
+
+  /// fit's checks of X, y and validation_data (on every rank, errors raised on all), the first
+  /// fit's build, the weights broadcast from rank 0, and the plan of the batches.
+  template <class Derived>
+  FitPlan plan_fit(const MatrixRef<T>& X, const Eigen::MatrixBase<Derived>& y,
+                   const FitOptions& options) {
+    if constexpr (Exec::is_distributed) {
+      // Ranks that built their models for different widths would broadcast buffers of
+      // different sizes: check first, on every rank.
+      const std::int64_t width = X.cols();
+      exec_.check_same_shape("the number of features of X (Sequential.fit)",
+                             std::span<const std::int64_t>(&width, 1));
+    }
+    exec_.propagate_errors([&] {
+      validation::check_same_length(fit_where, "y", X.rows(), y.rows());
+      // Under a distributed policy a rank may hold no rows (checked over all ranks below).
+      if (X.rows() == 0 && !Exec::is_distributed) {
+        throw invalid_argument(std::string(fit_where) + ": expected at least one sample, found 0");
+      }
+      validation::check_finite(fit_where, "X", X);
+      if (!built_) {
+        const Shape in = input_shape_.rank() > 0 ? input_shape_ : Shape{X.cols()};
+        check_width(fit_where, in, X.cols());
+        build(in, options.seed);
+      }
+      check_width(fit_where, input_shape_, X.cols());
+    });
+    if constexpr (Exec::is_distributed) broadcast_weights();
+    FitPlan plan;
+    plan.targets = make_targets(fit_where, y);
+    plan.n_train =
+        static_cast<index_t>(static_cast<double>(X.rows()) * (1.0 - options.validation_split));
+    std::vector<std::int64_t> rank_rows{plan.n_train, X.rows() - plan.n_train};
+    if constexpr (Exec::is_distributed) {
+      rank_rows = exec_.allgatherv(std::span<const std::int64_t>(rank_rows));
+    }
+    plan.batches = detail::BatchPlan(fit_where, std::move(rank_rows),
+                                     Exec::is_distributed && options.replicated, options.batch_size,
+                                     exec_.rank(), exec_.size());
+    const std::int64_t n_train_all = plan.batches.train_rows();
+    const std::int64_t n_held_all = plan.batches.held_rows();
+    // Decided from the gathered counts, so every rank throws or none does.
+    if (n_train_all < 1 || (options.validation_split > 0 && n_held_all == 0)) {
+      throw invalid_argument(std::string(fit_where) +
+                             ": expected validation_split to leave at least "
+                             "one training and one validation row, found " +
+                             std::to_string(n_train_all) + " training rows of " +
+                             std::to_string(n_train_all + n_held_all) +
+                             (Exec::is_distributed ? " (over all ranks)" : ""));
+    }
+    plan.has_validation_data = !options.validation_data.empty();
+    plan.validates = n_held_all > 0 || plan.has_validation_data;
+    if (plan.has_validation_data) load_validation_data(options.validation_data, plan);
+    plan.batch_size = options.batch_size;
+    plan.shuffle = options.shuffle;
+    plan.seed = options.seed;
+    plan.order.resize(static_cast<std::size_t>(plan.n_train));
+    for (index_t i = 0; i < plan.n_train; ++i) plan.order[static_cast<std::size_t>(i)] = i;
+    return plan;
+  }
+
+  /// validation_data's rows and targets into the plan, converted to T and checked.
+  void load_validation_data(const ValidationData& data, FitPlan& plan) {
+    constexpr std::string_view where = "Sequential.fit (validation_data)";
+    exec_.propagate_errors([&] {
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+              plan.X_val = v.template cast<T>();
+            }
+          },
+          data.X);
+      check_width(where, input_shape_, plan.X_val.cols());
+      validation::check_finite(where, "X", plan.X_val);
+    });
+    std::visit(
+        [&](const auto& v) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+            exec_.propagate_errors([&] {
+              validation::check_same_length(where, "y", plan.X_val.rows(), v.rows());
+              if (plan.X_val.rows() == 0) {
+                throw invalid_argument(
+                    "Sequential.fit: expected validation_data with at least one row, found 0");
+              }
+            });
+            plan.val_targets = make_targets(where, v);
+          }
+        },
+        data.y);
+  }
+
+  /// Distributed policies: the gradient buckets' plan, and the optimizer state sharded (or
+  /// gathered back) as the options ask. Local policies have nothing to prepare.
+  void prepare_data_parallel(const FitOptions& options) {
+    if constexpr (Exec::is_distributed) {
+      std::vector<std::vector<std::span<T>>> layer_grads;
+      for (auto& layer : layers_) layer_grads.push_back(layer->gradients());
+      sync_.prepare(&exec_, std::move(layer_grads), params_,
+                    {.bucket_bytes = options.bucket_bytes,
+                     .shard_optimizer_state = options.shard_optimizer_state});
+      sync_.adopt(*optimizer_, exec_);  // shards (or gathers) the optimizer state
+    }
+  }
+
+  /// The running fit's settings (fit_params()) and History: a resumed checkpoint's, checked to
+  /// cut the same batches, or new.
+  void start_history(const FitPlan& plan, const FitOptions& options,
+                     const std::optional<CheckpointData>& resumed) {
+    fit_params_ = FitParams{.epochs = options.epochs,
+                            .initial_epoch = 0,
+                            .steps = plan.batches.steps(),
+                            .samples = plan.n_train,
+                            .batch_size = plan.batch_size,
+                            .shuffle = options.shuffle,
+                            .seed = options.seed,
+                            .validation_split = options.validation_split,
+                            .validation_data = plan.has_validation_data,
+                            .verbose = options.verbose};
+    history_ = History{};
+    if (resumed) {
+      detail::check_resume(resumed->fit, fit_params_);
+      fit_params_.initial_epoch = resumed->epoch;
+      history_ = resumed->history;
+    }
+    epochs_done_ = fit_params_.initial_epoch;
+  }
+
+  /// One epoch's steps; `logs` gets the means of the batches' loss (and accuracy). With
+  /// `log_batches`, on_batch_end(batch, running means) after every step.
+  template <class OnBatchEnd>
+  void run_epoch(const MatrixRef<T>& X, FitPlan& plan, int epoch, Logs& logs, bool log_batches,
+                 OnBatchEnd& on_batch_end) {
+    if (plan.shuffle) {
+      std::uint64_t epoch_seed =
+          detail::derive_seed(plan.seed ^ 0x5EEDULL, static_cast<std::uint64_t>(epoch));
+      // Each rank shuffles its own rows, with a stream of its own; replicated data is
+      // shuffled as one process shuffles it.
+      if constexpr (Exec::is_distributed) {
+        if (!plan.batches.replicated()) {
+          epoch_seed = detail::derive_seed(epoch_seed, static_cast<std::uint64_t>(exec_.rank()));
+        }
+      }
+      detail::permutation(epoch_seed, std::span<index_t>(plan.order));
+    }
+    double loss_sum = 0;
+    double correct = 0;
+    index_t seen = 0;
+    for (index_t b = 0; b < plan.batches.steps(); ++b) {
+      const auto [loss, batch_correct, global_m] = run_batch(X, plan, epoch, b);
+      correct += batch_correct;
+      loss_sum += loss * static_cast<double>(global_m);
+      seen += global_m;
+      if (log_batches) {
+        plan.batch_logs.set("loss", loss_sum / static_cast<double>(seen));
+        if (accuracy_) plan.batch_logs.set("accuracy", correct / static_cast<double>(seen));
+        on_batch_end(static_cast<int>(b), plan.batch_logs);
+      }
+    }
+    logs.set("loss", loss_sum / static_cast<double>(seen));
+    if (accuracy_) logs.set("accuracy", correct / static_cast<double>(seen));
+  }
+
+  /// One training step on this rank's rows of global batch b: forward, loss, backward (each
+  /// layer's gradients handed to the synchronisation as they are ready), then one optimizer
+  /// step once the loss is known to be finite on every rank. Returns the global batch's loss
+  /// (with regularisation), its correct predictions and its rows, the same on every rank.
+  std::tuple<double, double, index_t> run_batch(const MatrixRef<T>& X, FitPlan& plan, int epoch,
+                                                index_t b) {
+    const index_t global_m = plan.batches.global_rows(b);
+    const auto [start, m, offset] = plan.batches.share(b, global_m);
+    begin_batch(offset, m, global_m);
+    // Names the step in a collective's timeout message (exec::mpi's hang detection).
+    if constexpr (requires { exec_.set_step("", 0, "", 0); }) {
+      exec_.set_step("Sequential.fit epoch", epoch + 1, "batch", b + 1);
+    }
+    double loss = 0;       // the mean over this rank's rows, without regularisation
+    step_stats_ = {0, 0};  // sums over this rank's rows: loss, correct predictions
+    if (m > 0) {
+      const TensorView<const T> xb = buffers_.gather(
+          X, plan.targets,
+          std::span<const index_t>(plan.order)
+              .subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(m)),
+          !plan.shuffle, input_shape_);
+      const TensorView<const T> out = forward(xb, true);
+      loss_grad_.reshape(out.shape);
+      const Targets<T> yb = buffers_.targets(plan.targets);
+      loss = loss_->compute(out, yb, loss_grad_.view());
+      if (accuracy_) step_stats_[1] = detail::count_correct(loss_->accuracy_kind(), out, yb);
+      step_stats_[0] = loss * static_cast<double>(m);
+      start_stats();
+      // The rank's share of the global batch (1 on one process: its gradients stay as they are).
+      backward(static_cast<T>(static_cast<double>(m) / static_cast<double>(global_m)));
+    } else {
+      // No rows left on this rank: it adds nothing to the sums, but joins every reduction,
+      // the layers' own (shadow_forward/shadow_backward: synchronized BatchNormalization's) in
+      // the order the ranks with rows make them.
+      for (auto& layer : layers_) layer->shadow_forward();
+      start_stats();
+      for (std::size_t i = layers_.size(); i-- > 0;) {
+        layers_[i]->shadow_backward(needs_input_grad_[i]);
+        for (const auto& g : layers_[i]->gradients()) std::fill(g.begin(), g.end(), T(0));
+        gradient_ready(i, T(1));
+      }
+    }
+    wait_for_gradients();
+    // The ranks' summed loss over the global batch; one process keeps its own mean as it is.
+    if constexpr (Exec::is_distributed) loss = step_stats_[0] / static_cast<double>(global_m);
+    loss += regularization_loss();
+    if (!std::isfinite(loss)) {
+      throw training_error(std::string(fit_where) + ": expected a finite loss, found " +
+                           std::to_string(loss) + " in epoch " + std::to_string(epoch + 1) + "/" +
+                           std::to_string(fit_params_.epochs) + ", batch " + std::to_string(b + 1) +
+                           "/" + std::to_string(plan.batches.steps()) + " (" +
+                           (Exec::is_distributed ? "over all ranks; " : "") +
+                           "the optimisation diverged: lower the learning rate, clip the "
+                           "gradients or scale the inputs)");
+    }
+    apply_gradients();
+    return {loss, step_stats_[1], global_m};
+  }
+
+  /// The held-out rows' val_loss (and val_accuracy) into `logs`, over every rank's rows.
+  void validate(const MatrixRef<T>& X, const FitPlan& plan, Logs& logs) {
+    // Replicated held-out rows: each rank evaluates its share of them.
+    const auto [val_begin, val_end] =
+        plan.has_validation_data ? plan.batches.held_out(0, plan.X_val.rows())
+                                 : plan.batches.held_out(plan.n_train, X.rows() - plan.n_train);
+    const auto [val_loss, val_correct, n_val] =
+        plan.has_validation_data ? evaluate_global(plan.X_val, plan.val_targets, val_begin, val_end)
+                                 : evaluate_global(X, plan.targets, val_begin, val_end);
+    logs.set("val_loss", val_loss);
+    if (accuracy_) logs.set("val_accuracy", val_correct / static_cast<double>(n_val));
+  }
 
   template <class Derived>
   TargetData make_targets(std::string_view where, const Eigen::MatrixBase<Derived>& y) const {
-    using Y = typename Derived::Scalar;
     TargetData out;
-    const index_t k = output_shape_.size();
-    exec_.propagate_errors([&] {
-      if constexpr (std::is_integral_v<Y>) {
-        if (y.cols() != 1) {
-          throw shape_error(std::string(where) +
-                            ": expected integer labels as one column, "
-                            "found " +
-                            std::to_string(y.cols()) + " columns");
-        }
-        out.labels = y.col(0).template cast<std::int64_t>();
-        if (loss_->takes_labels()) {
-          out.is_labels = true;
-          for (index_t i = 0; i < out.labels.size(); ++i) {
-            if (out.labels(i) < 0 || out.labels(i) >= k) {
-              throw invalid_argument(
-                  std::string(where) + ": expected labels in 0.." + std::to_string(k - 1) +
-                  " for the " + std::to_string(k) + " outputs of the last layer, found " +
-                  std::to_string(out.labels(i)) + " at row " + std::to_string(i));
-            }
-          }
-          return;
-        }
-        out.values = out.labels.template cast<T>();
-      } else {
-        static_assert(std::is_floating_point_v<Y>, "nn::Sequential: y must hold integers or reals");
-        if (loss_->takes_labels()) {
-          throw invalid_argument(std::string(where) + ": expected integer labels for " +
-                                 std::string(loss_->name()) + ", found real targets");
-        }
-        out.values = y.template cast<T>();
-        validation::check_finite(where, "y", out.values);
-      }
-      if (out.values.cols() != k) {
-        throw shape_error(std::string(where) + ": expected y with " + std::to_string(k) +
-                          " value(s) per row, the model's output shape " +
-                          output_shape_.to_string() + ", found " +
-                          std::to_string(out.values.cols()));
-      }
-    });
+    exec_.propagate_errors([&] { out = detail::make_targets(where, y, *loss_, output_shape_); });
     return out;
-  }
-
-  /// Targets of the current batch (gathered by `gather`).
-  Targets<T> batch_targets(const TargetData& data, index_t /*m*/) const {
-    if (data.is_labels) return {batch_labels_.data(), nullptr, 0};
-    return {nullptr, batch_values_.data(), data.values.cols()};
-  }
-
-  /// The batch of rows `rows` as the network's input, with its targets in the batch buffers.
-  /// When `contiguous` (no shuffle) the rows are consecutive and X is read in place.
-  TensorView<const T> gather(const MatrixRef<T>& X, const TargetData& targets,
-                             std::span<const index_t> rows, bool contiguous) {
-    const auto m = static_cast<index_t>(rows.size());
-    if (targets.is_labels) {
-      batch_labels_.resize(rows.size());
-      for (std::size_t r = 0; r < rows.size(); ++r) batch_labels_[r] = targets.labels(rows[r]);
-    } else {
-      batch_values_.reshape(Shape{m, targets.values.cols()});
-      auto V = batch_values_.matrix();
-      for (index_t r = 0; r < m; ++r)
-        V.row(r) = targets.values.row(rows[static_cast<std::size_t>(r)]);
-    }
-    if (contiguous) return input_view(X, rows.front(), m);
-    batch_x_.reshape(input_shape_.with_batch(m));
-    auto B = batch_x_.matrix();
-    for (index_t r = 0; r < m; ++r) B.row(r) = X.row(rows[static_cast<std::size_t>(r)]);
-    return batch_x_.view();
-  }
-
-  /// Rows [start, start + m) of X as the network's input: in place when X's rows are packed.
-  TensorView<const T> input_view(const MatrixRef<T>& X, index_t start, index_t m) {
-    if (X.outerStride() == X.cols()) {
-      return {X.data() + start * X.cols(), input_shape_.with_batch(m)};
-    }
-    batch_x_.reshape(input_shape_.with_batch(m));
-    batch_x_.matrix() = X.middleRows(start, m);
-    return batch_x_.view();
   }
 
   TensorView<const T> forward(TensorView<const T> x, bool training) {
@@ -1132,72 +838,34 @@ class Sequential {
     for (auto& layer : layers_) layer->begin_batch(context);
   }
 
+  // Data-parallel hooks of the step (nn/detail/gradient_sync.hpp); exec::local has nothing to
+  // reduce, so they compile to nothing but the plain optimizer step.
+
+  /// The step's batch sums (step_stats_) are reduced along with the gradients.
+  void start_stats() {
+    if constexpr (Exec::is_distributed) sync_.start_stats(std::span<double>(step_stats_));
+  }
+
   /// Layer i's gradients are final. Data-parallel training scales them by this rank's share
-  /// of the global batch and starts the non-blocking all-reduce of the bucket holding them
-  /// (nn/detail/gradient_sync.hpp), so communication overlaps the backward pass of the layers
-  /// below; exec::local has nothing to do.
+  /// of the global batch and starts the non-blocking all-reduce of the bucket holding them,
+  /// so communication overlaps the backward pass of the layers below.
   void gradient_ready(std::size_t layer, T weight) {
     if constexpr (Exec::is_distributed) sync_.ready(layer, weight);
   }
 
-  /// Waits for every bucket's all-reduce before the optimizer steps (nothing to wait for here).
+  /// Waits for every bucket's all-reduce (and the batch sums') before the optimizer steps.
   void wait_for_gradients() {
     if constexpr (Exec::is_distributed) sync_.wait();
   }
 
-  /// One data-parallel step: this rank's m rows (order[start, start + m), m may be 0) of the
-  /// global batch of global_m rows. Returns the global batch's loss (with regularisation) and
-  /// number correct, the same on every rank; the optimizer steps only when the loss is finite
-  /// everywhere, so the caller's error is raised on every rank.
-  std::pair<double, double> distributed_step(const MatrixRef<T>& X, const TargetData& targets,
-                                             std::span<const index_t> order, index_t start,
-                                             index_t m, index_t global_m, bool shuffled) {
-    m = std::max<index_t>(m, 0);
-    // Sums over this rank's rows: loss without regularisation, correct predictions.
-    step_stats_ = {0, 0};
-    const T weight = static_cast<T>(static_cast<double>(m) / static_cast<double>(global_m));
-    if (m > 0) {
-      const TensorView<const T> xb = gather(
-          X, targets,
-          order.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(m)), !shuffled);
-      const TensorView<const T> out = forward(xb, true);
-      loss_grad_.reshape(out.shape);
-      const double loss = loss_->compute(out, batch_targets(targets, m), loss_grad_.view());
-      step_stats_[0] = loss * static_cast<double>(m);
-      if (accuracy_) step_stats_[1] = count_correct(out, batch_targets(targets, m));
-      sync_.start_stats(std::span<double>(step_stats_));
-      backward(weight);
-    } else {
-      // No rows left on this rank: it adds nothing to the sums, but joins every reduction,
-      // the layers' own (shadow_forward/shadow_backward: synchronized BatchNormalization's) in
-      // the order the ranks with rows make them.
-      for (auto& layer : layers_) layer->shadow_forward();
-      sync_.start_stats(std::span<double>(step_stats_));
-      for (std::size_t i = layers_.size(); i-- > 0;) {
-        layers_[i]->shadow_backward(needs_input_grad_[i]);
-        for (const auto& g : layers_[i]->gradients()) std::fill(g.begin(), g.end(), T(0));
-        gradient_ready(i, T(1));
-      }
-    }
-    wait_for_gradients();
-    const double loss = step_stats_[0] / static_cast<double>(global_m) + regularization_loss();
-    // Whole, or this rank's shard of the optimizer state then the parameters all-gathered.
-    if (std::isfinite(loss)) sync_.step(*optimizer_, params_, grads_);
-    return {loss, step_stats_[1]};
-  }
-
-  /// Rank r's part of `count` rows from `begin` split by rank in order: (first row, rows), the
-  /// first count % ranks ranks taking one row more, so no row is dropped.
-  std::pair<index_t, index_t> rank_share(index_t begin, index_t count) const {
-    index_t rank = 0;
-    index_t ranks = 1;
+  /// The optimizer step: whole, or this rank's shard of the optimizer state then the
+  /// parameters all-gathered.
+  void apply_gradients() {
     if constexpr (Exec::is_distributed) {
-      rank = exec_.rank();
-      ranks = exec_.size();
+      sync_.step(*optimizer_, params_, grads_);
+    } else {
+      optimizer_->step(params_, grads_);
     }
-    const index_t base = count / ranks;
-    const index_t extra = count % ranks;
-    return {begin + rank * base + std::min(rank, extra), base + (rank < extra ? 1 : 0)};
   }
 
   /// Copies rank 0's parameters and layer state to every rank: the ranks start from the same
@@ -1238,35 +906,6 @@ class Sequential {
     return total;
   }
 
-  /// The number of correct predictions in the batch (a row of several binary outputs counts
-  /// the share of them that are right, as Keras's binary_accuracy).
-  double count_correct(TensorView<const T> out, const Targets<T>& y) const {
-    const auto O = out.matrix();
-    double correct = 0;
-    switch (loss_->accuracy_kind()) {
-      case AccuracyKind::sparse_categorical:
-        for (index_t r = 0; r < O.rows(); ++r) {
-          index_t best = 0;
-          O.row(r).maxCoeff(&best);
-          correct += best == y.labels[r] ? 1 : 0;
-        }
-        break;
-      case AccuracyKind::binary_probability:
-      case AccuracyKind::binary_logit: {
-        // Keras's binary_accuracy: every entry thresholded; a row's share of correct entries.
-        const T threshold = loss_->accuracy_kind() == AccuracyKind::binary_logit ? T(0) : T(0.5);
-        index_t hits = 0;
-        for (index_t i = 0; i < out.size(); ++i) {
-          hits += ((out.data[i] > threshold) == (y.values[i] > T(0.5))) ? 1 : 0;
-        }
-        return static_cast<double>(hits) / static_cast<double>(O.cols());
-      }
-      case AccuracyKind::none:
-        break;
-    }
-    return correct;
-  }
-
   /// Mean loss (with regularisation) and the number correct over rows [begin, end), inference.
   std::pair<double, double> evaluate_rows(const MatrixRef<T>& X, const TargetData& targets,
                                           index_t begin, index_t end) {
@@ -1277,12 +916,13 @@ class Sequential {
     for (index_t start = begin; start < end; start += batch) {
       const index_t m = std::min(batch, end - start);
       for (index_t r = 0; r < m; ++r) eval_rows_[static_cast<std::size_t>(r)] = start + r;
-      const TensorView<const T> xb =
-          gather(X, targets,
-                 std::span<const index_t>(eval_rows_).first(static_cast<std::size_t>(m)), true);
+      const TensorView<const T> xb = buffers_.gather(
+          X, targets, std::span<const index_t>(eval_rows_).first(static_cast<std::size_t>(m)), true,
+          input_shape_);
       const TensorView<const T> out = forward(xb, false);
-      loss_sum += loss_->compute(out, batch_targets(targets, m), {}) * static_cast<double>(m);
-      if (accuracy_) correct += count_correct(out, batch_targets(targets, m));
+      const Targets<T> yb = buffers_.targets(targets);
+      loss_sum += loss_->compute(out, yb, {}) * static_cast<double>(m);
+      if (accuracy_) correct += detail::count_correct(loss_->accuracy_kind(), out, yb);
     }
     return {loss_sum / static_cast<double>(end - begin) + regularization_loss(), correct};
   }
@@ -1322,75 +962,6 @@ class Sequential {
     validation::check_finite(where, "X", X);
   }
 
-  static void check_options(std::string_view where, const FitOptions& o) {
-    auto fail = [&](const std::string& what) {
-      throw invalid_argument(std::string(where) + ": expected " + what);
-    };
-    if (o.epochs < 0) fail("epochs >= 0, found " + std::to_string(o.epochs));
-    if (o.batch_size < 1) fail("batch_size >= 1, found " + std::to_string(o.batch_size));
-    if (!(o.validation_split >= 0 && o.validation_split < 1)) {
-      fail("validation_split in [0, 1), found " + std::to_string(o.validation_split));
-    }
-    if (o.validation_split > 0 && !o.validation_data.empty()) {
-      fail("validation_split or validation_data, found both");
-    }
-    if (o.verbose < 0 || o.verbose > 2)
-      fail("verbose 0, 1 or 2, found " + std::to_string(o.verbose));
-  }
-
-  /// A resumed fit must cut the same batches as the fit that wrote the checkpoint.
-  static void check_resume(const CheckpointData& saved, const FitParams& now) {
-    const FitParams& was = saved.fit;
-    auto fail = [](const std::string& what, const std::string& expected, const std::string& found) {
-      throw invalid_argument("Sequential.fit (resume_from): expected " + what + " " + expected +
-                             " (as in the fit that wrote the checkpoint), found " + found +
-                             "; other settings would not continue the same run");
-    };
-    if (was.seed != now.seed) fail("seed", std::to_string(was.seed), std::to_string(now.seed));
-    if (was.batch_size != now.batch_size) {
-      fail("batch_size", std::to_string(was.batch_size), std::to_string(now.batch_size));
-    }
-    if (was.shuffle != now.shuffle) {
-      fail("shuffle", was.shuffle ? "true" : "false", now.shuffle ? "true" : "false");
-    }
-    if (!(was.validation_split == now.validation_split) ||
-        was.validation_data != now.validation_data) {
-      fail("validation_split " + std::to_string(was.validation_split) + " and validation_data",
-           was.validation_data ? "given" : "not given",
-           std::to_string(now.validation_split) + " and " +
-               (now.validation_data ? "given" : "not given"));
-    }
-    if (was.samples != now.samples) {
-      fail("training rows", std::to_string(was.samples), std::to_string(now.samples));
-    }
-  }
-
-  // Callback dispatch (hooks are optional; see nn/callbacks.hpp).
-  template <class C>
-  void call_train_begin(C& c) {
-    if constexpr (detail::has_on_train_begin<C, Sequential>) c.on_train_begin(*this);
-  }
-  template <class C>
-  void call_epoch_begin(C& c, int epoch) {
-    if constexpr (detail::has_on_epoch_begin<C, Sequential>) c.on_epoch_begin(*this, epoch);
-  }
-  template <class C>
-  void call_batch_end(C& c, int batch, const Logs& logs) {
-    if constexpr (detail::has_on_batch_end<C, Sequential>) c.on_batch_end(*this, batch, logs);
-  }
-  template <class C>
-  void call_epoch_end(C& c, int epoch, const Logs& logs) {
-    if constexpr (detail::has_on_epoch_end<C, Sequential>) {
-      c.on_epoch_end(*this, epoch, logs);
-    } else if constexpr (detail::epoch_end_callable<C, Sequential>) {
-      c(*this, epoch, logs);
-    }
-  }
-  template <class C>
-  void call_train_end(C& c, const Logs& logs) {
-    if constexpr (detail::has_on_train_end<C, Sequential>) c.on_train_end(*this, logs);
-  }
-
   Exec exec_{};
   std::vector<std::unique_ptr<Layer<T>>> layers_;
   std::map<std::string, int> name_counts_;
@@ -1407,8 +978,8 @@ class Sequential {
   FitParams fit_params_;
   int epochs_done_ = 0;
   // Batch buffers: they only grow, so steady-state training allocates nothing.
-  Tensor<T> batch_x_, batch_values_, loss_grad_;
-  std::vector<std::int64_t> batch_labels_;
+  detail::BatchBuffers<T> buffers_;
+  Tensor<T> loss_grad_;
   std::vector<index_t> eval_rows_;
   // Data-parallel training: the gradient buckets' reductions and one step's batch sums.
   detail::GradientSync<T, Exec> sync_;
