@@ -16,7 +16,7 @@
 #include <exception>
 #include <string>
 
-#include <onelearn/core/io.hpp>
+#include <onelearn/io/io.hpp>
 #include <onelearn/nn/sequential.hpp>
 
 namespace nn = onelearn::nn;

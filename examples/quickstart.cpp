@@ -16,8 +16,8 @@
 #include <string>
 
 #include <onelearn/core/dataset.hpp>
-#include <onelearn/core/io.hpp>
 #include <onelearn/exec/local.hpp>
+#include <onelearn/io/io.hpp>
 #include <onelearn/linear_model/linear_regression.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
 

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include <onelearn/core/dataset.hpp>
-#include <onelearn/core/io.hpp>
 #include <onelearn/exec/local.hpp>
+#include <onelearn/io/io.hpp>
 #include <onelearn/linear_model/ridge.hpp>
 #include <onelearn/tune/run.hpp>
 

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onelearn/core/io.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/io/io.hpp"
 
 namespace onelearn::test {
 

@@ -44,7 +44,7 @@ constexpr double atol = 1e-7;
 // --- .npy of any rank ------------------------------------------------------------------------
 
 ox::Tensor read_npy(const fs::path& path) {
-  namespace d = onelearn::io::detail;
+  namespace d = onelearn::io;
   d::ByteReader in(path);
   const d::NpyHeader header = d::read_npy_header(in);
   const std::string& descr = header.descr;
@@ -92,18 +92,14 @@ ox::Tensor read_npy(const fs::path& path) {
 }
 
 void write_npy(const fs::path& path, const ox::Tensor& t) {
-  namespace d = onelearn::io::detail;
+  namespace d = onelearn::io;
   const char* descr = t.dtype() == ox::DataType::float32   ? "<f4"
                       : t.dtype() == ox::DataType::float64 ? "<f8"
                                                            : "<i8";
   std::vector<std::uint64_t> shape(t.shape().begin(), t.shape().end());
-  d::write_file_atomically(path, d::npy_preamble(descr, shape), [&](std::ostream& out) {
-    std::visit(
-        [&](const auto& v) {
-          out.write(reinterpret_cast<const char*>(v.data()),
-                    static_cast<std::streamsize>(v.size() * sizeof(v[0])));
-        },
-        t.storage());
+  d::write_file_atomically(path, [&](d::FileSink& out) {
+    out.write(d::npy_preamble(descr, shape));
+    std::visit([&](const auto& v) { out.write(v.data(), v.size() * sizeof(v[0])); }, t.storage());
   });
 }
 

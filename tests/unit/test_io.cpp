@@ -1,4 +1,4 @@
-// Tests for onelearn/core/io.hpp: .npy read/write and CSV read.
+// Tests for onelearn/io/npy.hpp and onelearn/io/csv.hpp: .npy read/write and CSV read.
 //
 // Expected values come from outside the code under test: files numpy wrote (and the
 // scikit-learn reference statistics computed from them), .npy files assembled byte by byte
@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "onelearn/core/io.hpp"
+#include "onelearn/io/io.hpp"
 
 namespace {
 

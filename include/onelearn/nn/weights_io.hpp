@@ -29,9 +29,10 @@
  *
  * Strings are a u32 length and the bytes; a shape is a u32 rank and u64 dimensions.
  *
- * Whole or nothing: the file is built in memory, written to `<path>.tmp-<n>` in the same
- * directory (so the rename does not cross file systems), flushed (and fsync'ed on POSIX), then
- * renamed over `path`. A crash leaves the old file or the new one, never half of one.
+ * Whole or nothing: the file is built in memory and written by io::write_file_atomically
+ * (io/atomic_file.hpp): to a temporary file in the same directory, fsync'ed, then renamed over
+ * `path`. A crash leaves the old file or the new one, never half of one. Files are read with
+ * io::ByteReader (io/byte_reader.hpp), which bounds every read by the bytes that remain.
  *
  * Errors (reading checks in this order): `io_error` for a file that cannot be opened, written
  * or renamed, a wrong magic (not a onelearn file, or a weights file given as a checkpoint and
@@ -45,22 +46,18 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
-
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/io/atomic_file.hpp"
+#include "onelearn/io/byte_reader.hpp"
 #include "onelearn/nn/layer.hpp"
 #include "onelearn/nn/tensor.hpp"
 
@@ -134,19 +131,20 @@ class ByteWriter {
   std::string out_;
 };
 
-/// Reads what ByteWriter wrote; running past the end is an io_error naming the file.
+/// Reads what ByteWriter wrote, through io::ByteReader: running past the end is an io_error
+/// ("truncated") naming the caller and the offset.
 class ByteReader {
  public:
-  ByteReader(std::string_view bytes, std::string where) : in_(bytes), where_(std::move(where)) {}
+  ByteReader(std::string_view bytes, std::string where) : in_(bytes, std::move(where)) {}
 
-  std::uint8_t u8() { return static_cast<std::uint8_t>(take(1)[0]); }
-  std::uint32_t u32() { return get_le<std::uint32_t>(); }
-  std::uint64_t u64() { return get_le<std::uint64_t>(); }
-  std::int64_t i64() { return static_cast<std::int64_t>(get_le<std::uint64_t>()); }
-  double f64() { return std::bit_cast<double>(get_le<std::uint64_t>()); }
+  std::uint8_t u8() { return in_.little_endian<std::uint8_t>(at("a byte")); }
+  std::uint32_t u32() { return in_.little_endian<std::uint32_t>(at("a 32-bit integer")); }
+  std::uint64_t u64() { return in_.little_endian<std::uint64_t>(at("a 64-bit integer")); }
+  std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
+  double f64() { return std::bit_cast<double>(u64()); }
   std::string str() {
     const std::uint32_t n = u32();
-    return std::string(take(n));
+    return in_.read_bytes(n, at("a string"));
   }
   Shape shape() {
     const std::uint32_t rank = u32();
@@ -159,10 +157,10 @@ class ByteReader {
   }
   template <class T>
   void values(std::span<T> out) {
-    const std::string_view b = take(out.size_bytes());
     if constexpr (std::endian::native == std::endian::little) {
-      if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());  // never with a null pointer
+      in_.read(out.data(), out.size_bytes(), at("values"));
     } else {
+      const std::string b = in_.read_bytes(out.size_bytes(), at("values"));
       using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
       for (std::size_t i = 0; i < out.size(); ++i) {
         U u = 0;
@@ -175,41 +173,27 @@ class ByteReader {
   }
   /// Checks that `count` values of `size` bytes remain before a buffer for them is allocated.
   void expect(std::uint64_t count, std::size_t size) const {
-    if (count > (in_.size() - pos_) / size) {
-      fail(std::to_string(count) + " values announced at offset " + std::to_string(pos_) +
-           " where " + std::to_string(in_.size() - pos_) + " bytes remain");
+    if (count > in_.remaining() / size) {
+      fail(std::to_string(count) + " values announced at offset " + std::to_string(position()) +
+           " where " + std::to_string(in_.remaining()) + " bytes remain");
     }
   }
-  [[nodiscard]] std::size_t position() const noexcept { return pos_; }
-  [[nodiscard]] const std::string& where() const noexcept { return where_; }
+  [[nodiscard]] std::size_t position() const noexcept {
+    return static_cast<std::size_t>(in_.position());
+  }
+  [[nodiscard]] const std::string& where() const noexcept { return in_.where(); }
 
   [[noreturn]] void fail(const std::string& found) const {
-    throw io_error(where_ + ": expected a well-formed file, found " + found);
+    throw io_error(where() + ": expected a well-formed file, found " + found);
   }
 
  private:
-  std::string_view take(std::size_t n) {
-    if (n > in_.size() - pos_) {
-      throw io_error(where_ + ": expected " + std::to_string(n) + " more bytes at offset " +
-                     std::to_string(pos_) + ", found the end of the data (a corrupt file)");
-    }
-    const std::string_view out = in_.substr(pos_, n);
-    pos_ += n;
-    return out;
-  }
-  template <class U>
-  U get_le() {
-    const std::string_view b = take(sizeof(U));
-    U v = 0;
-    for (std::size_t i = 0; i < sizeof(U); ++i) {
-      v |= static_cast<U>(static_cast<unsigned char>(b[i])) << (8 * i);
-    }
-    return v;
+  /// "<what> at offset <n>": what a read is for, in its truncation message.
+  [[nodiscard]] std::string at(std::string_view what) const {
+    return std::string(what) + " at offset " + std::to_string(position());
   }
 
-  std::string_view in_;
-  std::size_t pos_ = 0;
-  std::string where_;
+  io::ByteReader in_;
 };
 
 /// Starts an in-memory file: magic, version, scalar type, a placeholder for the length.
@@ -235,39 +219,10 @@ inline void finish_file(const std::string& where, const std::filesystem::path& p
   }
   w.u32(crc32(bytes));
 
-  // A name no other writer uses at the same time: process id (POSIX) and a per-process count.
-  static std::uint64_t counter = 0;
-  std::uint64_t unique = reinterpret_cast<std::uintptr_t>(&bytes) ^ (++counter << 48);
-#if defined(__unix__) || defined(__APPLE__)
-  unique = static_cast<std::uint64_t>(::getpid()) * 1000003ULL + counter;
-#endif
-  std::filesystem::path tmp = path;
-  tmp += ".tmp-" + std::to_string(unique);
-  std::FILE* f = std::fopen(tmp.string().c_str(), "wb");
-  if (f == nullptr) {
-    throw io_error(where + ": expected to create '" + tmp.string() +
-                   "' (the temporary file beside '" + path.string() +
-                   "'), found that it cannot be opened for writing");
-  }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fflush(f) == 0 && ok;
-#if defined(__unix__) || defined(__APPLE__)
-  ok = ::fsync(::fileno(f)) == 0 && ok;  // the data is on disk before the rename publishes it
-#endif
-  ok = std::fclose(f) == 0 && ok;
-  std::error_code ec;
-  if (!ok) {
-    std::filesystem::remove(tmp, ec);
-    throw io_error(where + ": expected to write " + std::to_string(bytes.size()) + " bytes to '" +
-                   tmp.string() + "', found a write error (disk full?); '" + path.string() +
-                   "' is unchanged");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw io_error(where + ": expected to rename '" + tmp.string() + "' to '" + path.string() +
-                   "', found: " + ec.message());
+  try {
+    io::write_file_atomically(path, bytes);
+  } catch (const io_error& e) {
+    throw io_error(where + ": " + e.what());
   }
 }
 
@@ -276,12 +231,14 @@ inline void finish_file(const std::string& where, const std::filesystem::path& p
 template <class T>
 std::string read_file(const std::string& where, const std::filesystem::path& path,
                       std::string_view magic) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::optional<io::ByteReader> in;
+  try {
+    in.emplace(path);
+  } catch (const io_error&) {
     throw io_error(where + ": expected a readable file at '" + path.string() +
                    "', found none (missing or no permission)");
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes = in->read_rest();
   const std::string file = "'" + path.string() + "'";
   const bool is_weights =
       bytes.size() >= 8 && std::string_view(bytes).substr(0, 8) == weights_magic;

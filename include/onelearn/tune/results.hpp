@@ -33,16 +33,12 @@
  */
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
-#include <ostream>
 #include <span>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,8 +46,9 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
-#include "onelearn/core/io.hpp"
 #include "onelearn/core/params.hpp"
+#include "onelearn/io/atomic_file.hpp"
+#include "onelearn/io/text_writer.hpp"
 #include "onelearn/tune/space.hpp"
 #include "onelearn/tune/trial.hpp"
 
@@ -79,12 +76,14 @@ inline bool same_outcome(const TrialResult& a, const TrialResult& b) {
 
 namespace detail {
 
+// The JSON and CSV pieces come from io/text_writer.hpp; ablation.hpp names them as detail::.
+using io::csv_field;
+using io::json_number;
+using io::json_string;
+
+/// A number in a CSV cell: shortest round-trip text, NaN as an empty field.
 inline std::string format_number(double x) {
-  if (std::isnan(x)) return {};
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buffer[32];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, x).ptr;
-  return {buffer, end};
+  return std::isnan(x) ? std::string() : io::number_text(x);
 }
 
 inline std::string format_value(const ParamValue& v) {
@@ -92,39 +91,6 @@ inline std::string format_value(const ParamValue& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&v)) return format_number(*d);
   return std::get<std::string>(v);
-}
-
-inline std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-inline std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char hex[8];
-          std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned>(c));
-          out += hex;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-inline std::string json_number(double x) {
-  return std::isfinite(x) ? format_number(x) : std::string("null");
 }
 
 inline std::string json_value(const ParamValue& v) {
@@ -135,7 +101,7 @@ inline std::string json_value(const ParamValue& v) {
 
 /// Writes `text` to `path` through a temporary file renamed into place.
 inline void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
-  io::detail::write_file_atomically(path, text, [](std::ostream&) {});
+  io::write_file_atomically(path, text);
 }
 
 // --- Exact serialisation of rows, to gather them across ranks --------------------------------
@@ -312,22 +278,21 @@ class Results {
         if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
       }
     }
-    std::string out = "trial_id,status,score";
-    for (const std::string& n : names) out += "," + detail::csv_field(n);
-    out += ",n_reports,seconds,message\n";
+    io::CsvWriter out;
+    out.field("trial_id").field("status").field("score");
+    for (const std::string& n : names) out.field(n);
+    out.field("n_reports").field("seconds").field("message").end_row();
     for (const TrialResult& t : trials_) {
-      out += std::to_string(t.trial_id) + "," + std::string(to_string(t.status)) + "," +
-             detail::format_number(t.score);
+      out.field(t.trial_id).field(to_string(t.status)).field(detail::format_number(t.score));
       for (const std::string& n : names) {
-        out += ",";
-        for (const auto& [name, v] : t.params) {
-          if (name == n) out += detail::csv_field(detail::format_value(v));
-        }
+        const auto it = std::find_if(t.params.begin(), t.params.end(),
+                                     [&](const auto& param) { return param.first == n; });
+        out.field(it != t.params.end() ? detail::format_value(it->second) : std::string());
       }
-      out += "," + std::to_string(t.reports.size()) + "," + detail::format_number(t.seconds) +
-             "," + detail::csv_field(t.message) + "\n";
+      out.field(t.reports.size()).field(detail::format_number(t.seconds)).field(t.message);
+      out.end_row();
     }
-    return out;
+    return out.text();
   }
 
   [[nodiscard]] std::string json() const {

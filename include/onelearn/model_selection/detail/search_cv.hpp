@@ -5,16 +5,13 @@
 // common attributes (best_*, refit, predict...) in SearchCVBase.
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
 #include <optional>
 #include <span>
-#include <ostream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -24,12 +21,13 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
-#include "onelearn/core/io.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
-#include "onelearn/model_selection/cross_validate.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/io/atomic_file.hpp"
+#include "onelearn/io/text_writer.hpp"
+#include "onelearn/model_selection/cross_validate.hpp"
 
 namespace onelearn::model_selection {
 
@@ -41,47 +39,12 @@ using ParamSet = std::vector<std::pair<std::string, ParamValue>>;
 
 namespace detail {
 
-inline std::string number_text(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buffer[32];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
-  return {buffer, end};
-}
-
-inline std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char hex[8];
-          std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned>(c));
-          out += hex;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-inline std::string json_number(double v) { return std::isfinite(v) ? number_text(v) : "null"; }
+// The JSON and CSV pieces come from io/text_writer.hpp; halving_grid_search_cv.hpp and the
+// functions below name them as detail::.
+using io::csv_field;
+using io::json_number;
+using io::json_string;
+using io::number_text;
 
 inline std::string json_value(const ParamValue& v) {
   return std::visit(
@@ -98,14 +61,6 @@ inline std::string json_value(const ParamValue& v) {
         }
       },
       v);
-}
-
-/// A CSV field: the value's text, quoted when it holds a comma, a quote or a line break.
-inline std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 inline std::string csv_value(const ParamValue& v) {
@@ -285,28 +240,23 @@ struct CVResults {
 
   /// One row per candidate, the columns of columns(); written to a temporary file and renamed.
   void to_csv(const std::filesystem::path& path) const {
-    const std::vector<std::string> names = columns();
     const std::vector<std::string> param_cols = param_names();
-    std::ostringstream out;
-    for (std::size_t c = 0; c < names.size(); ++c) out << (c ? "," : "") << names[c];
-    out << '\n';
+    io::CsvWriter out;
+    for (const std::string& name : columns()) out.field(name);
+    out.end_row();
     for (std::size_t i = 0; i < n_candidates(); ++i) {
-      if (!iter.empty()) out << iter[i] << ',' << n_resources[i] << ',';
-      out << detail::number_text(mean_fit_time[i]) << ',' << detail::number_text(std_fit_time[i])
-          << ',' << detail::number_text(mean_score_time[i]) << ','
-          << detail::number_text(std_score_time[i]);
+      if (!iter.empty()) out.field(iter[i]).field(n_resources[i]);
+      out.field(mean_fit_time[i]).field(std_fit_time[i]);
+      out.field(mean_score_time[i]).field(std_score_time[i]);
       for (const std::string& p : param_cols) {
         const auto v = param(i, p);
-        out << ',' << (v ? detail::csv_field(detail::csv_value(*v)) : std::string());
+        out.field(v ? detail::csv_value(*v) : std::string());
       }
-      out << ',' << detail::csv_field(detail::params_json(params[i]));
-      for (std::size_t s = 0; s < n_splits(); ++s) {
-        out << ',' << detail::number_text(split_test_scores[s][i]);
-      }
-      out << ',' << detail::number_text(mean_test_score[i]) << ','
-          << detail::number_text(std_test_score[i]) << ',' << rank_test_score[i] << '\n';
+      out.field(detail::params_json(params[i]));
+      for (std::size_t s = 0; s < n_splits(); ++s) out.field(split_test_scores[s][i]);
+      out.field(mean_test_score[i]).field(std_test_score[i]).field(rank_test_score[i]).end_row();
     }
-    io::detail::write_file_atomically(path, out.str(), [](std::ostream&) {});
+    io::write_file_atomically(path, out.text());
   }
 
   /// A JSON object of columns (as scikit-learn's cv_results_ dict): numeric columns are
@@ -367,7 +317,7 @@ struct CVResults {
       out << (i ? ", " : "") << rank_test_score[i];
     }
     out << "]\n}\n";
-    io::detail::write_file_atomically(path, out.str(), [](std::ostream&) {});
+    io::write_file_atomically(path, out.str());
   }
 };
 

@@ -37,11 +37,6 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +46,6 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -61,6 +55,7 @@
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/version.hpp"
+#include "onelearn/io/atomic_file.hpp"
 #include "onelearn/pipeline.hpp"
 
 namespace onelearn::onnx {
@@ -437,53 +432,17 @@ template <Exportable M>
   return proto;
 }
 
-/// Serialises `proto` to `path` through a temporary file in the same directory, renamed into
-/// place, so a reader never sees half a model and a failure leaves no file.
+/// Serialises `proto` to `path` with io::write_file_atomically (a temporary file in the same
+/// directory, fsync'ed and renamed into place), so a reader never sees half a model and a
+/// failure leaves no file.
 inline void save_proto(const ::onnx::ModelProto& proto, const std::filesystem::path& path) {
   const std::string where = "onnx::save: " + path.string();
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) throw io_error(where + ": protobuf serialisation failed");
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  std::string tmp = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
-  // mkstemp: a new file only this call opens, so two concurrent saves never share one.
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) {
-    throw io_error(where + ": cannot create a temporary file in '" + dir.string() +
-                   "': " + std::generic_category().message(errno));
-  }
-  auto fail = [&](const std::string& what, int err) {
-    ::close(fd);
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw io_error(where + ": " + what + ": " + std::generic_category().message(err));
-  };
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ::ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write failed", errno);
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  // Data on disk before the rename, so a crash cannot leave a renamed but empty file.
-  if (::fsync(fd) != 0) fail("fsync failed", errno);
-  // mkstemp makes the file 0600; a model is an ordinary file, readable as umask allows.
-  const ::mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, static_cast<::mode_t>(0666 & ~mask));
-  if (::close(fd) != 0) {
-    const int err = errno;
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw io_error(where + ": close failed: " + std::generic_category().message(err));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw io_error(where + ": cannot rename the temporary file into place: " + ec.message());
+  try {
+    io::write_file_atomically(path, bytes);
+  } catch (const io_error& e) {
+    throw io_error("onnx::save: " + std::string(e.what()));
   }
 }
 

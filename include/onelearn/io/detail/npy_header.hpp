@@ -1,6 +1,6 @@
 #pragma once
 // Private: the text part of a .npy file's header, read and written without any file I/O, so
-// that io.hpp only deals with bytes and files.
+// that io/npy.hpp only deals with bytes and files.
 //
 // A .npy header is the repr() of a Python dict, e.g.
 //   {'descr': '<f8', 'fortran_order': False, 'shape': (331, 10), }
