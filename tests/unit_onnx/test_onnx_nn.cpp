@@ -17,6 +17,11 @@
 //    weights change).
 // 4. Errors: operators without a layer, branching graphs, inexpressible attributes, unbuilt
 //    models, layers without an export.
+// 5. The table of layer translations (onnx/layers/registry.hpp): one small model per layer class
+//    of nn/layers exports through the table, and reads back (ops found in the table, the same
+//    predictions) where to_sequential reads it; a layer or an operator with no entry is an
+//    unsupported_error naming it and listing the table's entries; an attribute of the wrong type
+//    is a graph_error from the one attribute reader.
 #include <doctest/doctest.h>
 
 #include <onnx/onnx_pb.h>
@@ -36,10 +41,14 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/nn/layers/activation.hpp"
 #include "onelearn/nn/layers/average_pool2d.hpp"
 #include "onelearn/nn/layers/batch_normalization.hpp"
 #include "onelearn/nn/layers/conv2d.hpp"
+#include "onelearn/nn/layers/dense.hpp"
+#include "onelearn/nn/layers/dropout.hpp"
 #include "onelearn/nn/layers/embedding.hpp"
+#include "onelearn/nn/layers/flatten.hpp"
 #include "onelearn/nn/layers/global_average_pool2d.hpp"
 #include "onelearn/nn/layers/max_pool2d.hpp"
 #include "onelearn/nn/layers/reshape.hpp"
@@ -47,6 +56,7 @@
 #include "onelearn/onnx/export.hpp"
 #include "onelearn/onnx/export/check.hpp"
 #include "onelearn/onnx/graph.hpp"
+#include "onelearn/onnx/layers/registry.hpp"
 #include "onelearn/onnx/to_sequential.hpp"
 #include "support.hpp"
 #include "onnxruntime_support.hpp"
@@ -637,5 +647,124 @@ TEST_CASE("to_sequential and export errors name the node, the op and the problem
     const std::string msg = message_of([&] { (void)ox::to_proto(custom); });
     CHECK_THROWS_AS(ox::to_proto(custom), ox::unsupported_error);
     CHECK(contains(msg, "layer 'twice' (Twice)"));
+  }
+}
+
+// ---- the table of layer translations (onnx/layers/registry.hpp) ----
+
+TEST_CASE("the layer table: every nn layer has an exporter; the importable ones read back") {
+  // One small model per layer class of nn/layers (a new layer class belongs here). `reads_back`:
+  // whether to_sequential reads the export back (GELU's Erf arithmetic and Embedding's
+  // Cast + Gather are not chains of layers).
+  struct Model {
+    std::string name;
+    std::function<nn::Sequential<float>()> make;
+    bool reads_back = true;
+  };
+  const std::vector<Model> models = {
+      {"Dense", [] { return nn::Sequential<float>{nn::Input({4}), nn::Dense(3, "relu")}; }},
+      {"Dense on N-d input",
+       [] { return nn::Sequential<float>{nn::Input({2, 4}), nn::Dense(3)}; }},
+      {"Conv2D",
+       [] {
+         return nn::Sequential<float>{nn::Input({2, 5, 5}), nn::Conv2D(3, 3, {.padding = "same"}),
+                                      nn::Flatten{}};
+       }},
+      {"MaxPool2D",
+       [] { return nn::Sequential<float>{nn::Input({2, 4, 4}), nn::MaxPool2D(2), nn::Flatten{}}; }},
+      {"AveragePool2D",
+       [] {
+         return nn::Sequential<float>{nn::Input({2, 5, 5}),
+                                      nn::AveragePool2D(2, {.padding = "same"}), nn::Flatten{}};
+       }},
+      {"GlobalAveragePool2D",
+       [] { return nn::Sequential<float>{nn::Input({2, 4, 4}), nn::GlobalAveragePool2D{}}; }},
+      {"BatchNormalization",
+       [] { return nn::Sequential<float>{nn::Input({4}), nn::BatchNormalization{}}; }},
+      {"Flatten and Reshape",
+       [] {
+         return nn::Sequential<float>{nn::Input({4}), nn::Reshape({2, 2}), nn::Flatten{}};
+       }},
+      {"Dropout",
+       [] { return nn::Sequential<float>{nn::Input({4}), nn::Dropout{}, nn::Dense(2)}; }},
+      {"activations",
+       [] {
+         return nn::Sequential<float>{nn::Input({4}),      nn::ReLU{},  nn::LeakyReLU{0.2},
+                                      nn::ELU{0.5},        nn::Sigmoid{}, nn::Tanh{},
+                                      nn::Softmax{},       nn::LogSoftmax{}};
+       }},
+      {"GELU", [] { return nn::Sequential<float>{nn::Input({4}), nn::GELU{}}; }, false},
+      {"Embedding",
+       [] { return nn::Sequential<float>{nn::Input({3}), nn::Embedding(5, 2), nn::Flatten{}}; },
+       false},
+  };
+  const ox::LayerTable<float>& table = ox::layers::layer_table<float>();
+  for (const Model& m : models) {
+    INFO(m.name);
+    nn::Sequential<float> model = m.make();
+    model.build(model.input_shape(), 7);
+    for (std::size_t i = 0; i < model.size(); ++i) {
+      const bool has_exporter = table.exporter(model.layer(i)) != nullptr;
+      CHECK_MESSAGE(has_exporter, model.layer(i).class_name());
+    }
+    const ::onnx::ModelProto proto = ox::to_proto(model);
+    CHECK_NOTHROW(ox::check_model_full(proto));
+    if (!m.reads_back) continue;
+    for (const auto& node : proto.graph().node()) {
+      if (node.op_type() == "Add") continue;  // read with the MatMul before it: MatMul (+ Add)
+      const bool has_importer = table.importer(node.op_type()) != nullptr;
+      CHECK_MESSAGE(has_importer, node.op_type());
+    }
+    const index_t width = model.input_shape().size();
+    Matrix<float> X = Matrix<float>::Random(6, width);
+    nn::Sequential<float> back = ox::to_sequential<float>(proto);
+    CHECK(back.output_shape() == model.output_shape());
+    const double e = onelearn::test::max_relative_error(back.predict(X), model.predict(X), 1.0);
+    CHECK_MESSAGE(e <= 1e-6, m.name, ": largest error ", e);
+  }
+}
+
+TEST_CASE("the layer table: what has no translation is named, with what has one") {
+  SUBCASE("a layer class without an exporter") {
+    nn::Sequential<float> custom{nn::Input({4}), Twice{}};
+    custom.build(nn::Shape{4});
+    try {
+      (void)ox::to_proto(custom);
+      FAIL("no exception");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::op);
+      CHECK(e.detail() == "Twice");
+      CHECK(contains(e.what(),
+                     "onnx::to_proto: layer 'twice' (Twice): no ONNX export for this layer type "
+                     "(expected Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePool2D, "
+                     "BatchNormalization, Flatten, Reshape, Dropout, Embedding or an activation "
+                     "layer)"));
+    }
+  }
+  SUBCASE("an operator without an importer") {
+    auto m = tiny_model();
+    add_node(m, "Selu", "selu", {"X"}, {"Y"});
+    try {
+      (void)ox::to_sequential<float>(m);
+      FAIL("no exception");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::op);
+      CHECK(e.detail() == "Selu");
+      CHECK(contains(e.what(),
+                     "node 'selu' (Selu): no onelearn layer for operator Selu (to_sequential "
+                     "reads Gemm, MatMul (+ Add), Conv, MaxPool, AveragePool, GlobalAveragePool, "
+                     "BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Softmax, "
+                     "LogSoftmax, Flatten, Reshape, Dropout and Identity)"));
+    }
+  }
+  SUBCASE("an attribute of the wrong type (the one attribute reader)") {
+    auto m = tiny_model();
+    auto* alpha = add_node(m, "LeakyRelu", "leaky", {"X"}, {"Y"})->add_attribute();
+    alpha->set_name("alpha");
+    alpha->set_type(::onnx::AttributeProto::INT);
+    alpha->set_i(1);
+    const std::string msg = message_of([&] { (void)ox::to_sequential<float>(m); });
+    CHECK_THROWS_AS(ox::to_sequential<float>(m), ox::graph_error);
+    CHECK(contains(msg, "node 'leaky' (LeakyRelu): attribute 'alpha' must be a float"));
   }
 }

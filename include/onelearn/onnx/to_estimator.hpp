@@ -97,10 +97,10 @@
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
+#include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/load.hpp"
-#include "onelearn/onnx/ops/common.hpp"
 // standard_scaler.hpp before any other preprocessing header (see onnx/export/preprocessing.hpp).
 #include "onelearn/preprocessing/standard_scaler.hpp"
 // (keep the order)
@@ -136,12 +136,12 @@ inline bool import_is_passthrough(const ::onnx::NodeProto& n) {
          (import_is_ml(n) && (n.op_type() == "Normalizer" || n.op_type() == "ZipMap"));
 }
 
-/// A NodeContext for reading attributes (no inputs: nothing runs).
-inline NodeContext import_context(const ::onnx::NodeProto& n) { return NodeContext(n, 0, {}); }
+/// The node's attributes, read by onnx's one attribute reader (onnx/detail/attributes.hpp).
+inline NodeAttributes import_context(const ::onnx::NodeProto& n) { return NodeAttributes(n); }
 
 inline std::string import_problem(const ::onnx::NodeProto& n, std::string_view target,
                                   const std::string& problem) {
-  return NodeContext::describe(n) + ": onnx::to_estimator<" + std::string(target) + ">: " + problem;
+  return NodeAttributes::describe(n) + ": onnx::to_estimator<" + std::string(target) + ">: " + problem;
 }
 
 [[noreturn]] inline void import_fail(const ::onnx::NodeProto& n, std::string_view target,
@@ -311,7 +311,7 @@ inline std::vector<const ::onnx::NodeProto*> import_check_trailing(const ImportC
                                                                    bool classifier) {
   std::vector<const ::onnx::NodeProto*> zipmaps;
   for (const auto& [n, k] : chain.trailing) {
-    const NodeContext ctx = import_context(*n);
+    const NodeAttributes ctx = import_context(*n);
     const std::string& op = n->op_type();
     if (op == "Identity") continue;
     if (op == "Cast") {
@@ -440,7 +440,7 @@ template <class E, class T, exec::ExecutionPolicy Exec>
 E import_regressor(const ImportStep& s, Exec exec) {
   import_expect_op(s, "LinearRegressor");
   if (s.last) (void)import_check_trailing(s.chain, s.target, false);
-  const NodeContext ctx = import_context(s.node);
+  const NodeAttributes ctx = import_context(s.node);
   const std::int64_t targets = ctx.get_int("targets", 1);
   if (targets != 1) {
     import_unsupported(s.node, s.target, unsupported_kind::attribute,
@@ -480,7 +480,7 @@ E import_classifier(const ImportStep& s, Exec exec) {
   const std::vector<const ::onnx::NodeProto*> zipmaps =
       s.last ? import_check_trailing(s.chain, s.target, true)
              : std::vector<const ::onnx::NodeProto*>{};
-  const NodeContext ctx = import_context(s.node);
+  const NodeAttributes ctx = import_context(s.node);
   if (ctx.has("classlabels_strings")) {
     import_unsupported(s.node, s.target, unsupported_kind::data_type, "string",
                        "unsupported data type string (class labels): onelearn's labels are "
@@ -594,7 +594,7 @@ E import_classifier(const ImportStep& s, Exec exec) {
     }
   }
   for (const ::onnx::NodeProto* z : zipmaps) {
-    const NodeContext zc = import_context(*z);
+    const NodeAttributes zc = import_context(*z);
     if (zc.has("classlabels_strings")) {
       import_unsupported(*z, s.target, unsupported_kind::data_type, "string",
                          "unsupported data type string (ZipMap class labels)");
@@ -617,7 +617,7 @@ template <class E, class T, exec::ExecutionPolicy Exec>
 E import_scaler(const ImportStep& s, Exec exec) {
   import_expect_op(s, "Scaler");
   if (s.last) (void)import_check_trailing(s.chain, s.target, false);
-  const NodeContext ctx = import_context(s.node);
+  const NodeAttributes ctx = import_context(s.node);
   const std::vector<float> offset = ctx.get_floats("offset");
   const std::vector<float> scale = ctx.get_floats("scale");
   if (offset.size() > 1 && scale.size() > 1 && offset.size() != scale.size()) {

@@ -1,6 +1,7 @@
 #pragma once
-// What every operator implementation sees: the node (attributes, names), the opset of its
-// domain, its input tensors, and helpers that raise errors naming the node and the op.
+// What every operator implementation sees: the node (attributes, read through NodeAttributes of
+// onnx/detail/attributes.hpp, the one attribute reader), the opset of its domain, its input
+// tensors, and helpers that raise errors naming the node and the op.
 // Also the element-type dispatch and numpy broadcasting that several op families share.
 
 #include <onnx/onnx_pb.h>
@@ -8,33 +9,27 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/load.hpp"
 #include "onelearn/onnx/tensor.hpp"
 
 namespace onelearn::onnx {
 
-class NodeContext {
+/// A node being run: its attributes (NodeAttributes: node(), where(), get_int, ...), the opset
+/// of its domain and its input tensors.
+class NodeContext : public NodeAttributes {
  public:
   NodeContext(const ::onnx::NodeProto& node, std::int64_t opset, std::vector<const Tensor*> inputs)
-      : node_(node), opset_(opset), inputs_(std::move(inputs)) {}
+      : NodeAttributes(node), opset_(opset), inputs_(std::move(inputs)) {}
 
-  [[nodiscard]] const ::onnx::NodeProto& node() const noexcept { return node_; }
   [[nodiscard]] std::int64_t opset() const noexcept { return opset_; }
-  [[nodiscard]] const std::string& op() const noexcept { return node_.op_type(); }
-
-  /// "node 'conv1' (Conv)": how every message starts.
-  [[nodiscard]] std::string where() const { return describe(node_); }
-  static std::string describe(const ::onnx::NodeProto& node) {
-    return "onnx: node '" + (node.name().empty() ? first_output(node) : node.name()) + "' (" +
-           node.op_type() + ")";
-  }
+  [[nodiscard]] const std::string& op() const noexcept { return node().op_type(); }
 
   // --- inputs -----------------------------------------------------------------------------
   [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
@@ -48,55 +43,11 @@ class NodeContext {
   }
   /// Whether output `i` is wanted by the graph (present and not the empty name).
   [[nodiscard]] bool wants_output(std::size_t i) const noexcept {
-    return static_cast<int>(i) < node_.output_size() && !node_.output(static_cast<int>(i)).empty();
+    return static_cast<int>(i) < node().output_size() &&
+           !node().output(static_cast<int>(i)).empty();
   }
 
-  // --- attributes -------------------------------------------------------------------------
-  [[nodiscard]] const ::onnx::AttributeProto* attribute(const std::string& name) const {
-    for (const auto& a : node_.attribute())
-      if (a.name() == name) return &a;
-    return nullptr;
-  }
-  [[nodiscard]] bool has(const std::string& name) const { return attribute(name) != nullptr; }
-  [[nodiscard]] std::int64_t get_int(const std::string& name, std::int64_t fallback) const {
-    const auto* a = attribute(name);
-    if (a == nullptr) return fallback;
-    expect(*a, ::onnx::AttributeProto::INT, "an int");
-    return a->i();
-  }
-  [[nodiscard]] std::int64_t require_int(const std::string& name) const {
-    if (!has(name)) fail("attribute '" + name + "' is required");
-    return get_int(name, 0);
-  }
-  [[nodiscard]] float get_float(const std::string& name, float fallback) const {
-    const auto* a = attribute(name);
-    if (a == nullptr) return fallback;
-    expect(*a, ::onnx::AttributeProto::FLOAT, "a float");
-    return a->f();
-  }
-  [[nodiscard]] std::string get_string(const std::string& name, std::string fallback) const {
-    const auto* a = attribute(name);
-    if (a == nullptr) return fallback;
-    expect(*a, ::onnx::AttributeProto::STRING, "a string");
-    return a->s();
-  }
-  [[nodiscard]] std::optional<std::vector<std::int64_t>> get_ints(const std::string& name) const {
-    const auto* a = attribute(name);
-    if (a == nullptr) return std::nullopt;
-    expect(*a, ::onnx::AttributeProto::INTS, "a list of ints");
-    return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
-  }
-  [[nodiscard]] std::vector<float> get_floats(const std::string& name) const {
-    const auto* a = attribute(name);
-    if (a == nullptr) return {};
-    expect(*a, ::onnx::AttributeProto::FLOATS, "a list of floats");
-    return std::vector<float>(a->floats().begin(), a->floats().end());
-  }
-
-  // --- errors -----------------------------------------------------------------------------
-  [[noreturn]] void fail(const std::string& problem) const {
-    throw graph_error(where() + ": " + problem);
-  }
+  // --- errors (fail, a graph_error, comes from NodeAttributes) -----------------------------
   [[noreturn]] void fail_shape(const std::string& problem) const {
     throw shape_error(where() + ": " + problem);
   }
@@ -119,17 +70,6 @@ class NodeContext {
   }
 
  private:
-  static std::string first_output(const ::onnx::NodeProto& node) {
-    return node.output_size() > 0 ? node.output(0) : std::string("?");
-  }
-  void expect(const ::onnx::AttributeProto& a, ::onnx::AttributeProto::AttributeType type,
-              const char* what) const {
-    if (a.type() != type && a.type() != ::onnx::AttributeProto::UNDEFINED) {
-      fail("attribute '" + a.name() + "' must be " + what);
-    }
-  }
-
-  const ::onnx::NodeProto& node_;
   std::int64_t opset_;
   std::vector<const Tensor*> inputs_;
 };
