@@ -6,10 +6,10 @@ list(FILTER onelearn_public_headers EXCLUDE REGEX "/detail/")  # private: includ
 list(APPEND onelearn_public_headers onelearn/core/version.hpp)  # generated in the build tree
 # Headers of an optional part are checked when its dependency is there.
 if(NOT ONELEARN_HAVE_MPI)
-  list(FILTER onelearn_public_headers EXCLUDE REGEX "^onelearn/(exec|tune)/mpi\\.hpp$")
+  list(FILTER onelearn_public_headers EXCLUDE REGEX "^onelearn/((exec|tune)/mpi\\.hpp|exec/mpi/)")
 endif()
 if(NOT ONELEARN_HAVE_UCX)
-  list(FILTER onelearn_public_headers EXCLUDE REGEX "^onelearn/exec/ucx\\.hpp$")
+  list(FILTER onelearn_public_headers EXCLUDE REGEX "^onelearn/exec/(ucx\\.hpp|ucx/)")
 endif()
 if(NOT ONELEARN_HAVE_ONNX)
   list(FILTER onelearn_public_headers EXCLUDE REGEX "^onelearn/onnx/")

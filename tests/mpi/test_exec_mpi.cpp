@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -340,4 +341,97 @@ TEST_CASE("bad input on one rank fails the distributed fit on every rank") {
   CHECK_THROWS_WITH_AS(scaler.fit(narrow), doctest::Contains("ranks disagree on the number of features of X"),
                        shape_error);
   CHECK_THROWS_AS(model.fit(narrow, shard.targets()), shape_error);
+}
+
+// The concept checks every element type the code uses (the primitives and the derived ones).
+static_assert(exec::CollectivePrimitives<exec::mpi>);
+static_assert(exec::ExecutionPolicy<exec::mpi>);
+static_assert(exec::detail::primitives_for<exec::mpi, float>);
+static_assert(exec::detail::primitives_for<exec::mpi, double>);
+static_assert(exec::detail::primitives_for<exec::mpi, std::int64_t>);
+static_assert(exec::CollectiveRequest<exec::mpi::request>);
+
+TEST_CASE_TEMPLATE("exec::mpi iallreduce: a request completed by wait, test or wait_all", T, float, double,
+                   std::int64_t) {
+  const auto comm = world();
+  const int p = comm.size();
+  std::vector<T> a{static_cast<T>(comm.rank() + 1), T(2)};
+  std::vector<T> b{static_cast<T>(comm.rank())};
+  auto first = comm.iallreduce(std::span(a), exec::reduce_op::sum);
+  auto second = comm.iallreduce(std::span(b), exec::reduce_op::max);
+  while (!first.test()) {
+  }
+  CHECK(first.test());  // stays complete
+  first.wait();         // nothing left to wait for
+  CHECK(a == std::vector<T>{static_cast<T>(p * (p + 1) / 2), static_cast<T>(2 * p)});
+  second.wait();
+  CHECK(b[0] == static_cast<T>(p - 1));
+  std::vector<exec::mpi::request> requests;
+  std::vector<T> c(5, T(1));
+  std::vector<T> d(3, T(2));
+  requests.push_back(comm.iallreduce(std::span(c), exec::reduce_op::sum));
+  requests.push_back(comm.iallreduce(std::span(d), exec::reduce_op::min));
+  comm.wait_all(requests);
+  CHECK(c == std::vector<T>(5, static_cast<T>(p)));
+  CHECK(d == std::vector<T>(3, T(2)));
+  CHECK(requests[0].test());
+  { auto dropped = comm.iallreduce(std::span(c), exec::reduce_op::sum); }  // destroyed: waits
+  CHECK(c == std::vector<T>(5, static_cast<T>(p * p)));
+}
+
+TEST_CASE("exec::mpi ireduce_scatter and iallgatherv_in_place move each rank's piece") {
+  const auto comm = world();
+  const int p = comm.size();
+  const int r = comm.rank();
+  // Uneven pieces, rank 1's empty: counts[k] = k == 1 ? 0 : k + 2.
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(p));
+  std::int64_t total = 0;
+  std::int64_t offset = 0;
+  for (int k = 0; k < p; ++k) {
+    counts[static_cast<std::size_t>(k)] = k == 1 ? 0 : k + 2;
+    if (k == r) offset = total;
+    total += counts[static_cast<std::size_t>(k)];
+  }
+  std::vector<double> values(static_cast<std::size_t>(total));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i) + r;
+  const auto mine_count = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+  std::vector<double> mine(mine_count, -1.0);
+  auto scattered = comm.ireduce_scatter(std::span(values), std::span(mine), counts, exec::reduce_op::sum);
+  scattered.wait();
+  for (std::size_t i = 0; i < mine_count; ++i) {
+    CHECK(mine[i] == doctest::Approx(p * static_cast<double>(static_cast<std::size_t>(offset) + i) + p * (p - 1) / 2.0));
+  }
+  // Each rank fills its own piece with its rank; the all-gather fills the rest.
+  std::vector<double> buffer(static_cast<std::size_t>(total), -1.0);
+  std::fill_n(buffer.begin() + offset, mine_count, static_cast<double>(r));
+  std::vector<exec::mpi::request> requests;
+  requests.push_back(comm.iallgatherv_in_place(std::span(buffer), counts));
+  comm.wait_all(requests);
+  std::size_t at = 0;
+  for (int k = 0; k < p; ++k) {
+    for (std::int64_t i = 0; i < counts[static_cast<std::size_t>(k)]; ++i) CHECK(buffer[at++] == k);
+  }
+  CHECK_THROWS_AS(static_cast<void>(comm.iallgatherv_in_place(std::span(buffer), std::span(counts).first(1))),
+                  invalid_argument);
+}
+
+TEST_CASE("exec::mpi split: sub-groups by color, ordered by key, with their own collectives") {
+  const auto comm = world();
+  const int r = comm.rank();
+  // Two groups (even and odd ranks), each ordered by descending world rank.
+  const exec::mpi group = comm.split(r % 2, -r);
+  const int members = (comm.size() + 1 - r % 2) / 2;
+  CHECK(group.size() == members);
+  CHECK(group.rank() == members - 1 - r / 2);
+  std::array<std::int64_t, 1> sum{r};
+  group.allreduce(std::span(sum), exec::reduce_op::sum);
+  std::int64_t expected = 0;
+  for (int k = r % 2; k < comm.size(); k += 2) expected += k;
+  CHECK(sum[0] == expected);
+  CHECK(group.options().timeout == comm.options().timeout);
+  const exec::mpi copy = group;  // copies share the communicator; the last one frees it
+  copy.barrier();
+  CHECK_THROWS_WITH_AS(static_cast<void>(comm.split(r == 0 ? -1 : 0, 0)),
+                       doctest::Contains("on rank 0: exec::mpi::split: expected a color >= 0, found -1"),
+                       invalid_argument);
 }

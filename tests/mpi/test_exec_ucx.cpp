@@ -35,6 +35,7 @@
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "onelearn/nn/sequential.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "onelearn/tune/run.hpp"
 #include "support.hpp"
 #include "weights_support.hpp"
 
@@ -491,11 +492,11 @@ TEST_CASE("LogisticRegression, GaussianNB, PCA and StandardScaler under exec::uc
   }
 }
 
-// Replicated data-parallel training: exec::mpi overlaps bucketed MPI_Iallreduce (or
-// MPI_Ireduce_scatter when sharded) with the backward pass; exec::ucx takes the generic path
-// (blocking all-reduce of each gradient block, then its allgatherv of the parameters when
-// sharded). Both must take the one-process step on each global batch, so their weights agree
-// up to the rounding of another reduction order.
+// Replicated data-parallel training through the same GradientSync: exec::mpi overlaps bucketed
+// MPI_Iallreduce (or MPI_Ireduce_scatter when sharded) with the backward pass; exec::ucx
+// completes each bucket's reduction when it starts (its non-blocking collectives are eager),
+// then all-gathers the parameters when sharded. Both must take the one-process step on each
+// global batch, so their weights agree up to the rounding of another reduction order.
 TEST_CASE("nn::Sequential<double, exec::ucx> trains as nn::Sequential<double, exec::mpi>") {
   const auto mpi = world();
   const exec::ucx ucx(MPI_COMM_WORLD);
@@ -534,6 +535,113 @@ TEST_CASE("nn::Sequential<double, exec::ucx> trains as nn::Sequential<double, ex
       CHECK(by_ucx.optimizer_state_bytes() == by_mpi.optimizer_state_bytes());
       CHECK(static_cast<double>(by_ucx.optimizer_state_bytes()) * mpi.size() <
             2.0 * 2.0 * 8.0 * (64 * 32 + 32 + 32 * 10 + 10));  // unsharded: 2 slots x 8 bytes x n
+    }
+  }
+}
+
+// The concept checks every element type the code uses (the primitives and the derived ones).
+static_assert(exec::CollectivePrimitives<exec::ucx>);
+static_assert(exec::ExecutionPolicy<exec::ucx>);
+static_assert(exec::detail::primitives_for<exec::ucx, float>);
+static_assert(exec::detail::primitives_for<exec::ucx, double>);
+static_assert(exec::detail::primitives_for<exec::ucx, std::int64_t>);
+static_assert(std::is_same_v<exec::ucx::request, exec::ready_request>);
+
+TEST_CASE_TEMPLATE("exec::ucx non-blocking collectives are complete when they return and equal exec::mpi's", T,
+                   float, double, std::int64_t) {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const int p = ucx.size();
+  const int r = ucx.rank();
+  std::vector<T> by_ucx = rank_values<T>(100, r);
+  std::vector<T> by_mpi = by_ucx;
+  auto request = ucx.iallreduce(std::span(by_ucx), exec::reduce_op::max);
+  CHECK(request.test());
+  request.wait();
+  mpi.iallreduce(std::span(by_mpi), exec::reduce_op::max).wait();
+  CHECK(by_ucx == by_mpi);  // max: exact whatever the order
+
+  // Uneven pieces, rank 1's empty.
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(p));
+  std::int64_t total = 0;
+  for (int k = 0; k < p; ++k) {
+    counts[static_cast<std::size_t>(k)] = k == 1 ? 0 : 3 * k + 5;
+    total += counts[static_cast<std::size_t>(k)];
+  }
+  const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+  std::vector<T> values = rank_values<T>(static_cast<std::size_t>(total), r);
+  std::vector<T> values_for_mpi = values;
+  std::vector<T> mine(n);
+  std::vector<T> mine_by_mpi(n);
+  std::vector<exec::ucx::request> requests;
+  requests.push_back(ucx.ireduce_scatter(std::span(values), std::span(mine), counts, exec::reduce_op::min));
+  ucx.wait_all(requests);
+  mpi.ireduce_scatter(std::span(values_for_mpi), std::span(mine_by_mpi), counts, exec::reduce_op::min).wait();
+  CHECK(mine == mine_by_mpi);
+
+  std::vector<T> buffer(static_cast<std::size_t>(total), T(0));
+  std::vector<T> buffer_for_mpi = buffer;
+  std::size_t offset = 0;
+  for (int k = 0; k < r; ++k) offset += static_cast<std::size_t>(counts[static_cast<std::size_t>(k)]);
+  for (std::size_t i = 0; i < n; ++i) buffer[offset + i] = buffer_for_mpi[offset + i] = static_cast<T>(r + 1);
+  CHECK(ucx.iallgatherv_in_place(std::span(buffer), counts).test());
+  mpi.iallgatherv_in_place(std::span(buffer_for_mpi), counts).wait();
+  CHECK(buffer == buffer_for_mpi);
+}
+
+TEST_CASE("exec::ucx split: sub-groups by color, ordered by key, as exec::mpi's") {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD, {.timeout = std::chrono::seconds(60)});
+  const int r = ucx.rank();
+  const exec::ucx group = ucx.split(r % 2, -r);
+  const exec::mpi mpi_group = mpi.split(r % 2, -r);
+  CHECK(group.size() == mpi_group.size());
+  CHECK(group.rank() == mpi_group.rank());
+  CHECK(group.options().timeout == std::chrono::seconds(60));
+  std::vector<double> by_ucx = rank_values<double>(1000, r);
+  std::vector<double> by_mpi = by_ucx;
+  group.allreduce(std::span(by_ucx), exec::reduce_op::max);
+  mpi_group.allreduce(std::span(by_mpi), exec::reduce_op::max);
+  CHECK(by_ucx == by_mpi);
+  const exec::ucx one = group.split(0, 0).split(group.rank(), 0);  // down to one rank
+  CHECK(one.size() == 1);
+  std::array<std::int64_t, 1> alone{7};
+  one.allreduce(std::span(alone), exec::reduce_op::sum);
+  CHECK(alone[0] == 7);
+  CHECK_THROWS_AS(static_cast<void>(ucx.split(r == 0 ? -2 : 0, 0)), invalid_argument);
+}
+
+TEST_CASE("tune::run on exec::ucx with sub-groups equals tune::run on exec::mpi") {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const auto data = test::load_split<double>("diabetes");
+  const Dataset<double> train_set(data.X_train, data.y_train);
+  const Dataset<double> test_set(data.X_test, data.y_test);
+  // Each trial fits Ridge data-parallel on its group, each rank holding a shard of the rows.
+  auto train_with = [&]<class Exec>(const tune::Trial& trial, tune::Reporter& reporter, const Exec&) {
+    const auto policy = trial.exec<Exec>();
+    linear_model::Ridge<double, Exec> ridge({.alpha = trial.get<double>("alpha")}, policy);
+    const auto fit_rows = train_set.shard(policy);
+    const auto test_rows = test_set.shard(policy);
+    ridge.fit(fit_rows.features(), fit_rows.targets());
+    const double score = ridge.score(test_rows.features(), test_rows.targets());
+    reporter.report(1, score);
+    return score;
+  };
+  auto train_ucx = [&](const tune::Trial& t, tune::Reporter& rep) { return train_with(t, rep, ucx); };
+  auto train_mpi = [&](const tune::Trial& t, tune::Reporter& rep) { return train_with(t, rep, mpi); };
+  const tune::Space alphas{{"alpha", tune::log_uniform{1e-3, 1e1}}};
+  for (int ranks_per_trial : {1, 2}) {
+    CAPTURE(ranks_per_trial);
+    const tune::RunOptions options{.n_trials = 5, .seed = 3, .ranks_per_trial = ranks_per_trial};
+    const tune::Results by_ucx = tune::run(train_ucx, alphas, options, ucx);
+    const tune::Results by_mpi = tune::run(train_mpi, alphas, options, mpi);
+    CHECK(by_ucx.size() == 5);
+    CHECK(by_ucx.size() == by_mpi.size());
+    for (std::size_t i = 0; i < by_ucx.size() && i < by_mpi.size(); ++i) {
+      CHECK(by_ucx[i].status == tune::Status::ok);
+      CHECK(by_ucx[i].params == by_mpi[i].params);
+      CHECK(by_ucx[i].score == doctest::Approx(by_mpi[i].score).epsilon(1e-10));
     }
   }
 }

@@ -54,3 +54,29 @@ TEST_CASE("throw_error rethrows the type an error_code names") {
   CHECK_THROWS_AS(throw_error(error_code::io_error, "m"), std::runtime_error);
   CHECK_THROWS_AS(throw_error(error_code::shape_error, "m"), std::invalid_argument);
 }
+
+// The concept checks every element type the code uses.
+static_assert(exec::CollectivePrimitives<exec::local>);
+static_assert(exec::ExecutionPolicy<exec::local>);
+static_assert(exec::detail::primitives_for<exec::local, float>);
+static_assert(exec::detail::primitives_for<exec::local, double>);
+static_assert(exec::detail::primitives_for<exec::local, std::int64_t>);
+
+TEST_CASE("exec::local non-blocking collectives are complete at once, split is local") {
+  const exec::local local;
+  std::vector<float> values{1, 2, 3};
+  auto request = local.iallreduce(std::span(values), exec::reduce_op::sum);
+  CHECK(request.test());
+  request.wait();
+  CHECK(values == std::vector<float>{1, 2, 3});
+  std::vector<double> mine(3);
+  std::vector<double> whole{4, 5, 6};
+  const std::array<std::int64_t, 1> counts{3};
+  std::vector<exec::local::request> requests;
+  requests.push_back(local.ireduce_scatter(std::span(whole), std::span(mine), counts, exec::reduce_op::sum));
+  requests.push_back(local.iallgatherv_in_place(std::span(whole), counts));
+  local.wait_all(requests);
+  CHECK(mine == whole);
+  const exec::local group = local.split(3, 1);
+  CHECK(group.size() == 1);
+}

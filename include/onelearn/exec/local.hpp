@@ -1,46 +1,18 @@
 #pragma once
-// exec::local: one process. Every collective is an inline no-op (or a copy), so code written
-// for the distributed policies costs nothing here.
+/**
+ * \code
+ * #include <onelearn/exec/local.hpp>
+ *
+ * onelearn::linear_model::Ridge<double> ridge({.alpha = 1.0});  // exec::local is the default
+ * onelearn::exec::local policy;
+ * policy.allreduce(std::span(values), onelearn::exec::reduce_op::sum);  // leaves values as they are
+ * \endcode
+ *
+ * exec::local: one process. Every collective is an inline no-op (or a copy), so code written
+ * for the distributed policies (exec::mpi, exec::ucx) costs nothing here: rank() is 0, size()
+ * is 1, a non-blocking collective is complete when it returns, split() returns exec::local,
+ * check_same_shape never throws, and propagate_errors runs its checks and lets their error
+ * through unchanged (no "on rank 0:" prefix). The class is in exec/local/policy.hpp.
+ */
 
-#include <span>
-#include <string_view>
-#include <vector>
-
-#include "onelearn/exec/policy.hpp"
-
-namespace onelearn::exec {
-
-struct local {
-  static constexpr bool is_distributed = false;
-
-  [[nodiscard]] constexpr int rank() const noexcept { return 0; }
-  [[nodiscard]] constexpr int size() const noexcept { return 1; }
-
-  template <collective_value T, std::size_t N>
-  constexpr void allreduce(std::span<T, N> /*values*/, reduce_op /*op*/) const noexcept {}
-
-  template <collective_value T, std::size_t N>
-  constexpr void broadcast(std::span<T, N> /*values*/, int /*root*/ = 0) const noexcept {}
-
-  /// The concatenation of every rank's `values` in rank order: here, a copy of them.
-  template <collective_value T>
-  [[nodiscard]] std::vector<T> allgatherv(std::span<const T> values) const {
-    return {values.begin(), values.end()};
-  }
-
-  constexpr void barrier() const noexcept {}
-
-  /// Every rank agrees with itself.
-  constexpr void check_same_shape(std::string_view /*what*/,
-                                  std::span<const std::int64_t> /*shape*/) const noexcept {}
-
-  /// Runs `local_checks` (input validation); with one process an error simply propagates.
-  template <class F>
-  void propagate_errors(F&& local_checks) const {
-    std::forward<F>(local_checks)();
-  }
-};
-
-static_assert(ExecutionPolicy<local>);
-
-}  // namespace onelearn::exec
+#include "onelearn/exec/local/policy.hpp"

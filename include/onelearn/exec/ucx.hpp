@@ -5,7 +5,7 @@
  *
  * MPI_Init(&argc, &argv);            // the application owns MPI
  * {
- *   onelearn::exec::ucx policy{comm};                              // collective: all ranks of comm
+ *   onelearn::exec::ucx policy{comm};     // collective: all ranks of comm (required)
  *   // or: onelearn::exec::ucx policy{comm, {.timeout = std::chrono::seconds(30)}};
  *   onelearn::linear_model::Ridge<double, onelearn::exec::ucx> ridge({.alpha = 1.0}, policy);
  *   ridge.fit(my_X, my_y);                                         // each rank its own rows
@@ -27,8 +27,8 @@
  * the last copy closes the endpoints. Every collective call takes the next sequence number,
  * which goes into the tags of its messages, so back-to-back collectives never match each other's
  * messages.
- * - allreduce, ranks on one host: through the shared-memory segments (exec/detail/
- *   ucx_shared_memory.hpp), in rounds of `shared_memory_bytes`. Each rank stages the parts of
+ * - allreduce, ranks on one host: through the shared-memory segments (exec/ucx/
+ *   shared_memory.hpp), in rounds of `shared_memory_bytes`. Each rank stages the parts of
  *   its data the others reduce, reduces its own part reading the peers' staged copies in place,
  *   and copies the others' reduced parts out of their segments; the steps are ordered by
  *   counters in the segments (release/acquire), not by messages. No system call and no copy
@@ -45,7 +45,16 @@
  * - broadcast: binomial tree, chunked so inner ranks forward while receiving.
  * - allgatherv, check_same_shape: counts then data exchanged directly between all pairs.
  * - barrier: dissemination (ceil(log2 p) rounds of empty messages).
- * - propagate_errors: as exec::mpi's (min-reduction of the failing rank, broadcast of the error).
+ * - check_same_shape, propagate_errors: exec::collectives (exec/collectives.hpp), as exec::mpi's.
+ * - Non-blocking collectives (iallreduce, ireduce_scatter, iallgatherv_in_place) are completed
+ *   eagerly, when they are started: a UCX collective progresses only while this thread polls
+ *   its worker, so there is nothing to overlap without a progress thread. Their request is an
+ *   exec::ready_request; wait_all does nothing. ireduce_scatter is an all-reduce of the whole
+ *   buffer (in place, so `values` holds the full sum afterwards) from which this rank copies
+ *   its piece; iallgatherv_in_place an allgatherv of this rank's piece.
+ * - split(color, key): MPI_Comm_split of a duplicate of `comm` kept by the policy (MPI_Comm_dup
+ *   in the constructor, freed with the last copy), then a new exec::ucx on the
+ *   sub-communicator, which it owns the same way.
  *
  * \par Options (ucx_options)
  * - `timeout` (default 10 minutes): a collective still incomplete after this long throws.
@@ -81,8 +90,10 @@
  * path lost more than MPI did: 4 MiB 600-660 us, against MPI's 530-800 in such phases.
  *
  * \par Differences from exec::mpi
- * - The ranks are those of `comm` at construction; `comm` is not used afterwards (it may be
- *   freed) and the policy does not interfere with the application's MPI traffic.
+ * - The ranks are those of `comm` at construction; `comm` itself is not used afterwards (it
+ *   may be freed): the policy keeps a duplicate (for split only), and does not interfere with
+ *   the application's MPI traffic. Like the UCX objects, that duplicate is released by the
+ *   last copy of the policy, which must be gone before MPI_Finalize.
  * - Construction costs a UCP context and worker (milliseconds): create one policy and copy it.
  * - One thread per policy object (UCS_THREAD_MODE_SINGLE).
  *
@@ -92,143 +103,9 @@
  * different sizes to a collective (the receiver checks every message's length). After such a failure the policy object
  * and its copies are unusable: every later collective throws at once (create a new one).
  * `shape_error` from check_same_shape and the errors of propagate_errors, on every rank, as with
- * exec::mpi; `invalid_argument` for a bad root or bad options.
+ * exec::mpi; `invalid_argument` for a bad root, bad options, counts of ireduce_scatter/
+ * iallgatherv_in_place that are not one per rank summing to the buffer, and a negative split
+ * color (on every rank).
  */
 
-#include <mpi.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstring>
-#include <cstdint>
-#include <exception>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-#include "onelearn/core/errors.hpp"
-#include "onelearn/exec/detail/ucx_collectives.hpp"
-#include "onelearn/exec/detail/ucx_transport.hpp"
-#include "onelearn/exec/policy.hpp"
-
-namespace onelearn::exec {
-
-class ucx {
- public:
-  static constexpr bool is_distributed = true;
-
-  /// Collective over `comm`. MPI must already be initialized.
-  explicit ucx(MPI_Comm comm = MPI_COMM_WORLD, const ucx_options& options = {})
-      : transport_(std::make_shared<detail::ucx_transport>(comm, options)),
-        rank_(transport_->rank()), size_(transport_->size()) {}
-
-  [[nodiscard]] int rank() const noexcept { return rank_; }
-  [[nodiscard]] int size() const noexcept { return size_; }
-  [[nodiscard]] const ucx_options& options() const noexcept { return transport_->options(); }
-  /// Whether all-reduces go through shared memory (every rank on one host, and
-  /// options().shared_memory_bytes > 0); the same on every rank.
-  [[nodiscard]] bool uses_shared_memory() const noexcept { return transport_->shared_segments() != nullptr; }
-
-  /// Element-wise reduction of `values` over all ranks, in place; every rank gets the same bits.
-  template <collective_value T, std::size_t N>
-  void allreduce(std::span<T, N> values, reduce_op op) const {
-    detail::ucx_allreduce(*transport_, values.data(), values.size(), op);
-  }
-
-  /// Copies `values` from `root` to every rank. All ranks pass spans of the same size.
-  template <collective_value T, std::size_t N>
-  void broadcast(std::span<T, N> values, int root = 0) const {
-    detail::ucx_broadcast(*transport_, reinterpret_cast<std::byte*>(values.data()), values.size_bytes(), root);
-  }
-
-  /// The concatenation of every rank's `values`, in rank order, on every rank.
-  template <collective_value T>
-  [[nodiscard]] std::vector<T> allgatherv(std::span<const T> values) const {
-    return gather_with_counts(values).first;
-  }
-
-  void barrier() const { detail::ucx_barrier(*transport_); }
-
-  /// Throws shape_error on every rank, with every rank's shape in the message, unless all
-  /// ranks pass the same `shape`.
-  void check_same_shape(std::string_view what, std::span<const std::int64_t> shape) const {
-    const auto [shapes, counts] = gather_with_counts(shape, "check_same_shape");
-    bool same = true;
-    std::size_t offset = 0;
-    for (int r = 0; r < size_; ++r) {
-      const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
-      same = same && std::equal(shapes.begin() + static_cast<std::ptrdiff_t>(offset),
-                                shapes.begin() + static_cast<std::ptrdiff_t>(offset + n),
-                                shape.begin(), shape.end());
-      offset += n;
-    }
-    if (same) return;
-    std::string message = "ranks disagree on " + std::string(what) + ": expected the same on every rank, found";
-    offset = 0;
-    for (int r = 0; r < size_; ++r) {
-      const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
-      message += (r == 0 ? " rank 0 (" : ", rank " + std::to_string(r) + " (");
-      for (std::size_t i = 0; i < n; ++i) {
-        message += (i == 0 ? "" : ", ") + std::to_string(shapes[offset + i]);
-      }
-      message += ")";
-      offset += n;
-    }
-    throw shape_error(message);
-  }
-
-  /// Runs `local_checks` on every rank. If it throws on any rank, every rank throws the same
-  /// error type with the first failing rank's message.
-  template <class F>
-  void propagate_errors(F&& local_checks) const {
-    error_code code = error_code::runtime;
-    std::string message;
-    bool failed = false;
-    try {
-      std::forward<F>(local_checks)();
-    } catch (const std::exception& e) {
-      failed = true;
-      message = e.what();
-      if (const auto* ours = dynamic_cast<const error*>(&e)) code = ours->code();
-    } catch (...) {  // anything at all: letting it escape on one rank would hang the others
-      failed = true;
-      message = "an exception not derived from std::exception";
-    }
-    std::int64_t first_failed = failed ? rank_ : size_;
-    allreduce(std::span(&first_failed, 1), reduce_op::min);
-    if (first_failed == size_) return;
-
-    const int root = static_cast<int>(first_failed);
-    std::int64_t header[2] = {static_cast<std::int64_t>(code),
-                              static_cast<std::int64_t>(message.size())};
-    broadcast(std::span(header), root);
-    message.resize(static_cast<std::size_t>(header[1]));
-    detail::ucx_broadcast(*transport_, reinterpret_cast<std::byte*>(message.data()), message.size(),
-                          root, "propagate_errors");
-    throw_error(static_cast<error_code>(header[0]), "on rank " + std::to_string(root) + ": " + message);
-  }
-
- private:
-  /// allgatherv that also returns how many values each rank contributed.
-  template <class T>
-  std::pair<std::vector<T>, std::vector<std::int64_t>> gather_with_counts(
-      std::span<const T> values, const char* name = "allgatherv") const {
-    auto [bytes, byte_counts] = detail::ucx_allgatherv(
-        *transport_, reinterpret_cast<const std::byte*>(values.data()), values.size_bytes(), name);
-    std::vector<T> gathered(bytes.size() / sizeof(T));
-    if (!bytes.empty()) std::memcpy(gathered.data(), bytes.data(), bytes.size());
-    for (auto& count : byte_counts) count /= static_cast<std::int64_t>(sizeof(T));
-    return {std::move(gathered), std::move(byte_counts)};
-  }
-
-  std::shared_ptr<detail::ucx_transport> transport_;
-  int rank_ = 0;
-  int size_ = 1;
-};
-
-static_assert(ExecutionPolicy<ucx>);
-
-}  // namespace onelearn::exec
+#include "onelearn/exec/ucx/policy.hpp"

@@ -15,8 +15,8 @@
  * tune::Results results = tune::run(train, space, {.n_trials = 20, .seed = 7});  // a search
  * double best_alpha = std::get<double>(results.best().params[0].second);
  *
- * // The same search with its trials spread over MPI ranks (onelearn/tune/mpi.hpp): every rank
- * // returns the same table.
+ * // The same search with its trials spread over the ranks of a distributed policy (exec::mpi,
+ * // exec::ucx): every rank returns the same table.
  * tune::Results spread = tune::run(train, space, {.n_trials = 20, .seed = 7},
  *                                  onelearn::exec::mpi{comm});
  * \endcode
@@ -33,9 +33,16 @@
  * proposed from the history of all earlier batches; within a batch, trial i runs on trial group
  * i mod (number of groups); at the end of the batch the rows are gathered (an all-gather of the
  * rows, serialised exactly) so that every rank holds the same history, and the next batch is
- * proposed identically on every rank. In one process there is one group; under an execution
- * policy each rank is a group, or (exec::mpi with onelearn/tune/mpi.hpp and
- * ranks_per_trial > 1) each sub-communicator of ranks_per_trial ranks. The scheduler decides
+ * proposed identically on every rank. In one process there is one group; under a distributed
+ * policy the groups are consecutive blocks of ranks_per_trial ranks (the last one smaller when
+ * the number of ranks is not a multiple), made with the policy's split(rank / ranks_per_trial,
+ * rank) at the start of the search (collective: every rank of the policy calls run) and
+ * released at its end. Every rank of a group calls the training function, and
+ * Trial::exec<Exec>() is the group's policy (of the search's type: one rank when
+ * ranks_per_trial is 1), so a function written against it trains data-parallel inside the
+ * search, and alone over all ranks through run_once. The group agrees on each reported score
+ * (its first rank's, broadcast) so that a scheduler stops the trial on all of its ranks
+ * together; the group's first rank contributes the trial's row. The scheduler decides
  * from the history too, never from trials still running, so the table depends only on the
  * options: with batch_size fixed, a search gives the same trials, scores and order on any
  * number of ranks (the wall times aside). Grid and random searches without a scheduler do not
@@ -52,8 +59,8 @@
  * - `batch_size` (default 0): trials proposed from the same history; 0 means the number of
  *   trial groups (1 in one process: each trial sees every earlier one). Set it to make a
  *   model-based or scheduled search reproducible across numbers of ranks.
- * - `ranks_per_trial` (default 1): ranks that train one trial together; > 1 only under
- *   exec::mpi with onelearn/tune/mpi.hpp.
+ * - `ranks_per_trial` (default 1): ranks that train one trial together; > 1 only under a
+ *   distributed policy (exec::mpi, exec::ucx).
  *
  * \par Differences from Ray Tune
  * - Synchronous batches instead of asynchronous trial scheduling: slower when trial times vary
@@ -61,8 +68,12 @@
  *   Reporter::report, not by the function polling.
  *
  * Errors: `invalid_argument` for an invalid space (empty, a bad distribution), a continuous
- * parameter in a grid search, n_trials = 0, bad scheduler or TPE settings, ranks_per_trial != 1
- * without sub-communicator support. Under an MPI policy these are raised on every rank. Errors
+ * parameter in a grid search, n_trials = 0, bad scheduler or TPE settings, ranks_per_trial
+ * outside [1, number of ranks]. Under a distributed policy these are raised on every rank. With
+ * ranks_per_trial > 1 a training function that throws on some ranks of a group but not on the
+ * others (e.g. from a check of its local data) can leave the others waiting in a collective:
+ * check inside exec.propagate_errors, as onelearn's estimators do, so that the whole group
+ * fails together. Errors
  * inside train_fn (an unknown parameter name in trial.get, anything it throws) are not errors
  * of run: they make that trial fail, with the message in the table.
  */
@@ -94,7 +105,7 @@
 #include "onelearn/tune/trial.hpp"
 
 namespace onelearn::exec {
-class mpi;  // declared only, to point users of exec::mpi at onelearn/tune/mpi.hpp
+class mpi;  // declared only: tune/ablation.hpp points users of exec::mpi at onelearn/tune/mpi.hpp
 }
 
 namespace onelearn::tune {
@@ -129,9 +140,8 @@ struct Group {
   std::size_t index = 0;  ///< which group this process belongs to
   std::size_t count = 1;  ///< number of groups
   bool leader = true;     ///< whether this process contributes the group's rows
-  std::any policy = exec::local{};  ///< what Trial::exec returns
+  std::any policy = exec::local{};  ///< what Trial::exec returns (it owns the group's resources)
   Reporter::Agree agree;  ///< makes the group agree on a reported score (empty: alone)
-  std::shared_ptr<void> owner;  ///< releases the group's resources (a sub-communicator)
 };
 
 /// Each rank of `world` a group of one, training with exec::local.
@@ -140,6 +150,26 @@ Group rank_groups(const Exec& world) {
   Group g;
   g.index = static_cast<std::size_t>(world.rank());
   g.count = static_cast<std::size_t>(world.size());
+  return g;
+}
+
+/// This rank's trial group: consecutive blocks of `ranks_per_trial` ranks of `world`, through
+/// the policy's split (collective).
+template <exec::ExecutionPolicy Exec>
+Group split_groups(const Exec& world, int ranks_per_trial) {
+  Group g;
+  const int rank = world.rank();
+  g.index = static_cast<std::size_t>(rank / ranks_per_trial);
+  g.count = static_cast<std::size_t>((world.size() + ranks_per_trial - 1) / ranks_per_trial);
+  const Exec policy = world.split(rank / ranks_per_trial, rank);
+  g.leader = policy.rank() == 0;
+  g.policy = policy;
+  if (policy.size() > 1) {
+    g.agree = [policy](double score) {
+      policy.broadcast(std::span<double>(&score, 1), 0);
+      return score;
+    };
+  }
   return g;
 }
 
@@ -277,7 +307,7 @@ Results run_search(const TrainFunction& fn, const Space& space, const RunOptions
       throw invalid_argument(
           "tune::run: ranks_per_trial: expected 1" +
           std::string(groups_supported ? " to " + std::to_string(world.size()) + " (the ranks)"
-                                       : " (more needs exec::mpi and onelearn/tune/mpi.hpp)") +
+                                       : " (more needs a distributed execution policy)") +
           ", found " + std::to_string(options.ranks_per_trial));
     }
     validate("tune::run", options.scheduler);
@@ -308,16 +338,14 @@ void check_train_fn() {
 
 }  // namespace detail
 
-/// A search whose trials are spread over the ranks of `exec` (each rank one trial at a time,
-/// training with exec::local). Every rank returns the same table.
+/// A search whose trials are spread over groups of options.ranks_per_trial ranks of `exec`
+/// (see Method). Every rank returns the same table.
 template <class TrainFn, exec::ExecutionPolicy Exec>
 Results run(TrainFn&& train_fn, const Space& space, const RunOptions& options, const Exec& exec) {
-  static_assert(!std::is_same_v<Exec, exec::mpi>,
-                "onelearn::tune::run with exec::mpi: include <onelearn/tune/mpi.hpp>");
   detail::check_train_fn<TrainFn>();
   return detail::run_search(
       detail::TrainFunction(std::ref(train_fn)), space, options, exec,
-      [&](int) { return detail::rank_groups(exec); }, false);
+      [&](int k) { return detail::split_groups(exec, k); }, Exec::is_distributed);
 }
 
 /// A search in this process.

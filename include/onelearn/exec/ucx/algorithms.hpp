@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "onelearn/exec/detail/ucx_transport.hpp"
 #include "onelearn/exec/policy.hpp"
+#include "onelearn/exec/ucx/transport.hpp"
 
 namespace onelearn::exec::detail {
 
@@ -184,7 +184,7 @@ void ucx_allreduce_ring(ucx_transport& t, T* data, std::size_t n, reduce_op op) 
   call.wait_all();
 }
 
-/// Through the shared-memory segments (all ranks on one host): see ucx_shared_memory.hpp for
+/// Through the shared-memory segments (all ranks on one host): see exec/ucx/shared_memory.hpp for
 /// the three steps of a round.
 template <class T>
 void ucx_allreduce_shared_memory(ucx_transport& t, T* data, std::size_t n, reduce_op op) {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
-#include "onelearn/exec/detail/ucx_shared_memory.hpp"
+#include "onelearn/exec/ucx/shared_memory.hpp"
 
 namespace onelearn::exec {
 
@@ -42,7 +42,7 @@ struct ucx_options {
   /// surfaces as a distributed_error when `timeout` passes, and shared memory is used.
   bool detect_peer_failure = false;
   /// Bytes of the shared-memory segment each rank maps for the all-reduce when all ranks are on
-  /// one host (see ucx_shared_memory.hpp); larger all-reduces go through it in rounds of this
+  /// one host (see exec/ucx/shared_memory.hpp); larger all-reduces go through it in rounds of this
   /// size. 0 turns the shared-memory path off (then messages, as between hosts). Not used with
   /// detect_peer_failure: a rank that dies cannot fail a load or a store, only the timeout.
   std::size_t shared_memory_bytes = 512 * 1024;
