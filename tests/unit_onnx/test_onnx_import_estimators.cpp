@@ -181,7 +181,7 @@ void skl_classifier_outputs(::onnx::ModelProto& m, const std::string& probabilit
 }
 
 // scikit-learn 1.2.1, fitted on tests/data/iris (X_train, y_train), printed by:
-//   . /work/shared/anchors/skl-env.sh && python3 skl_ref_import.py
+//   . bench/anchors/skl-env.sh && python3 skl_ref_import.py
 // ---- skl_ref_import.py ----
 // import numpy as np
 // from sklearn.linear_model import LogisticRegression

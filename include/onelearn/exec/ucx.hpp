@@ -78,7 +78,7 @@
  * better than the default selection does.
  *
  * \par Performance (2 ranks, one host, float sum; onelearn-bench --policy ucx allreduce)
- * Against raw MPI_Allreduce (Open MPI 4.1, shared/anchors/allreduce.c) in the same session on a
+ * Against raw MPI_Allreduce (Open MPI 4.1, bench/anchors/allreduce.c) in the same session on a
  * quiet 2-core host, time per call, shared memory: 1 KiB 0.2 us (MPI 0.44), 16 KiB 1.1 (2.1-7.3), 64 KiB
  * 3.6 (13.9), 1 MiB 39-50 (116), 4 MiB 171-209 (551: 2.6-3.2x), 16 MiB 0.94-1.17 ms (5.0: 4-5x),
  * 64 MiB 5.4-5.6 ms (31.8: 6x). The message path (shared_memory_bytes = 0) in the same run:

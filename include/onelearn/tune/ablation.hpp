@@ -224,7 +224,7 @@ AblationResults run_ablation(const TrainFunction& fn, const std::vector<Componen
       throw invalid_argument("tune::ablation: ranks_per_trial: expected 1" +
                              std::string(groups_supported
                                              ? " to " + std::to_string(world.size())
-                                             : " (more needs exec::mpi and onelearn/tune/mpi.hpp)") +
+                                             : " (more needs a distributed execution policy)") +
                              ", found " + std::to_string(options.ranks_per_trial));
     }
   });
@@ -267,12 +267,10 @@ AblationResults run_ablation(const TrainFunction& fn, const std::vector<Componen
 template <class TrainFn, exec::ExecutionPolicy Exec>
 AblationResults ablation(TrainFn&& train_fn, const std::vector<Component>& components,
                          const AblationOptions& options, const Exec& exec) {
-  static_assert(!std::is_same_v<Exec, exec::mpi>,
-                "onelearn::tune::ablation with exec::mpi: include <onelearn/tune/mpi.hpp>");
   detail::check_train_fn<TrainFn>();
   return detail::run_ablation(
       detail::TrainFunction(std::ref(train_fn)), components, options, exec,
-      [&](int) { return detail::rank_groups(exec); }, false);
+      [&](int k) { return detail::split_groups(exec, k); }, Exec::is_distributed);
 }
 
 /// A leave-one-component-out study in this process.

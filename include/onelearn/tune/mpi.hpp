@@ -19,9 +19,9 @@
  * tune::AblationResults ablated = tune::ablation(train, components, {.ranks_per_trial = 2}, world);
  * \endcode
  *
- * tune::run and tune::ablation under exec::mpi. tune::run works on any policy (tune/run.hpp:
- * its trial groups are made with the policy's split, so exec::ucx has them too); this header
- * adds tune::ablation's exec::mpi overload, whose trials are spread over the same groups of
+ * tune::run and tune::ablation under exec::mpi, in one include (exec/mpi.hpp, tune/run.hpp,
+ * tune/ablation.hpp). Both work on any policy: their trial groups are made with the policy's
+ * split, so exec::ucx has them too. Trials are spread over groups of
  * `ranks_per_trial` ranks (exec::mpi::split of the given communicator by rank /
  * ranks_per_trial: consecutive ranks, the last group smaller when the number of ranks is not a
  * multiple); trial i runs on group i mod (number of groups). Every rank of a group calls the
@@ -49,23 +49,7 @@
  * onelearn's estimators do, so that the whole group fails together.
  */
 
-#include <functional>
-#include <vector>
-
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/tune/ablation.hpp"
 #include "onelearn/tune/run.hpp"
 
-namespace onelearn::tune {
-
-/// An ablation whose trials are spread over groups of options.ranks_per_trial ranks of `world`.
-template <class TrainFn>
-AblationResults ablation(TrainFn&& train_fn, const std::vector<Component>& components,
-                         const AblationOptions& options, const exec::mpi& world) {
-  detail::check_train_fn<TrainFn>();
-  return detail::run_ablation(
-      detail::TrainFunction(std::ref(train_fn)), components, options, world,
-      [&](int k) { return detail::split_groups(world, k); }, true);
-}
-
-}  // namespace onelearn::tune

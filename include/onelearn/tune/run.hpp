@@ -104,10 +104,6 @@
 #include "onelearn/tune/space.hpp"
 #include "onelearn/tune/trial.hpp"
 
-namespace onelearn::exec {
-class mpi;  // declared only: tune/ablation.hpp points users of exec::mpi at onelearn/tune/mpi.hpp
-}
-
 namespace onelearn::tune {
 
 struct RunOptions {
@@ -143,15 +139,6 @@ struct Group {
   std::any policy = exec::local{};  ///< what Trial::exec returns (it owns the group's resources)
   Reporter::Agree agree;  ///< makes the group agree on a reported score (empty: alone)
 };
-
-/// Each rank of `world` a group of one, training with exec::local.
-template <exec::ExecutionPolicy Exec>
-Group rank_groups(const Exec& world) {
-  Group g;
-  g.index = static_cast<std::size_t>(world.rank());
-  g.count = static_cast<std::size_t>(world.size());
-  return g;
-}
 
 /// This rank's trial group: consecutive blocks of `ranks_per_trial` ranks of `world`, through
 /// the policy's split (collective).

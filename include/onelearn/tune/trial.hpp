@@ -29,9 +29,9 @@
  * number types only where nothing is lost (an integer to double, an integral double to an
  * integer type), as set_params does. `seed()` is a per-trial seed for the function's own
  * randomness (run: options.seed + trial id; ablation: options.seed + repeat). `exec<Policy>()`
- * is the execution policy the trial should train with: under tune::run with exec::mpi (and
- * onelearn/tune/mpi.hpp) the trial's own sub-communicator, so the same function trains
- * data-parallel; `exec<exec::local>()` always works.
+ * is the execution policy the trial should train with: under tune::run or tune::ablation with a
+ * distributed policy (exec::mpi, exec::ucx) the policy of the trial's own group of ranks, so the
+ * same function trains data-parallel; `exec<exec::local>()` always works.
  *
  * `Reporter::report(step, score)` records an intermediate score. It signals early stopping by
  * THROWING `tune::trial_stopped` (it never returns a flag): the function needs no code to stop,
@@ -133,8 +133,8 @@ class Trial {
     } else {
       throw invalid_argument(
           "Trial::exec: expected the trial to have been given a policy of the requested type, "
-          "found another (a search under exec::mpi gives each trial its communicator only with "
-          "onelearn/tune/mpi.hpp included; alone, pass the policy to tune::run_once)");
+          "found another (a search gives each trial a policy of the type it was run with; "
+          "alone, pass the policy to tune::run_once)");
     }
   }
 

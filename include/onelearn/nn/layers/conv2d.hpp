@@ -42,7 +42,7 @@
  *   kept for the weight gradient (no second im2col). A 1x1 kernel with stride 1 and no padding
  *   uses the input itself as its columns.
  *
- * Measured on the BENCH.md cnn workload (float, batch 64, -O3 -march=native, a two-core AVX-512
+ * Measured on bench/README.md's cnn workload (float, batch 64, -O3 -march=native, a two-core AVX-512
  * machine; per-layer times of one batch, one thread): the direct path took conv 2's forward
  * from 1,500 to 740 µs and its backward (with col2im) from 3,250 to 1,950 µs, conv 1's
  * forward from 300 to 210 µs. Training the workload (its network and data, two epochs, the
