@@ -45,10 +45,12 @@
  * 3. `class <name> : public collectives<<name>>` for check_same_shape and propagate_errors
  *    (their messages are then those of every other backend).
  * 4. `static_assert(ExecutionPolicy<<name>>);` after the class.
- * 5. One line in the CMake component list (the component's target and its dependencies).
+ * 5. One line in cmake/onelearnComponents.cmake: onelearn_component(<name> FIND <its lookup>
+ *    FOUND <variable> LINKS <libraries>), which makes the target onelearn::<name>, installs it
+ *    and answers find_package(onelearn COMPONENTS <name>).
  * 6. Tests: copy tests/mpi/test_exec_ucx.cpp (every collective against exec::mpi's result,
- *    the agreement checks, split, the non-blocking requests, estimator and nn::Sequential fits
- *    against their exec::mpi fits) and the tune::run-on-sub-groups case of tests/mpi/test_tune.cpp.
+ *    the agreement checks, split, the non-blocking requests, tune::run on sub-groups, estimator
+ *    and nn::Sequential fits against their exec::mpi fits) into tests/mpi/.
  */
 
 #include <concepts>
