@@ -80,6 +80,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/cluster/detail/kmeans_lloyd.hpp"
 #include "onelearn/cluster/detail/kmeans_plusplus.hpp"
@@ -130,6 +131,7 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
 
   KMeans& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "KMeans.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     const Params& params = this->params_;
     const bool given = params.init == "given";

@@ -71,6 +71,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/errors.hpp"
@@ -100,6 +101,7 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
 
   PCA& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "PCA.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     detail::check_fit_input<T>(where, exec_, X, std::nullopt, std::nullopt);
     const auto means = detail::global_means<T>(where, exec_, X, std::nullopt, std::nullopt);

@@ -10,9 +10,12 @@
  * policy.propagate_errors([&] { validate(X); });  // throws on every rank if it throws on one
  * \endcode
  *
+ * policy.check_same_values("Ridge.fit", std::array{exec::NamedValue{"alpha", "0.5"}});
+ *
  * exec::collectives<Derived>: the operations every distributed policy derives from its
  * primitives (exec/policy.hpp), written once; a backend inherits it (CRTP) and gets
- * check_same_shape and propagate_errors with the same messages as every other backend.
+ * check_same_shape, propagate_errors and check_same_values with the same messages as every
+ * other backend.
  * exec::local does not inherit it: its own versions cost nothing.
  *
  * Method: each operation makes the same collective calls on every rank whatever the rank
@@ -24,6 +27,10 @@
  *   failed (size() when none did); that rank broadcasts its error code and message length,
  *   then the message, and every rank throws the same error type with "on rank r: " before the
  *   message.
+ * - check_same_values: one all-reduce (min) of [digest, -digest, count, -count]: equal on
+ *   every rank when min == -max. Only when they differ, an allgatherv of every rank's values
+ *   (exec/detail/named_values.hpp), from which every rank writes the same message naming the
+ *   first differing setting, and throws invalid_argument.
  */
 
 #include <algorithm>
@@ -37,6 +44,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/exec/detail/named_values.hpp"
 #include "onelearn/exec/policy.hpp"
 
 namespace onelearn::exec {
@@ -75,6 +83,20 @@ class collectives {
       message += ")";
     }
     throw shape_error(message);
+  }
+
+  /// Throws invalid_argument on every rank, naming the first setting that differs and each
+  /// rank's value of it, unless every rank passes the same `values` (names and texts).
+  void check_same_values(std::string_view where, std::span<const NamedValue> values) const {
+    const Derived& self = static_cast<const Derived&>(*this);
+    const std::int64_t digest = detail::digest(values);
+    const auto count = static_cast<std::int64_t>(values.size());
+    std::int64_t extremes[4] = {digest, -digest, count, -count};
+    self.allreduce(std::span<std::int64_t>(extremes), reduce_op::min);
+    if (extremes[0] == -extremes[1] && extremes[2] == -extremes[3]) return;
+    const std::vector<std::int64_t> mine = detail::pack(values);
+    const std::vector<std::int64_t> all = self.allgatherv(std::span<const std::int64_t>(mine));
+    throw invalid_argument(detail::disagreement_message(where, detail::unpack(all)));
   }
 
   /// Runs `local_checks` (input validation) on every rank. If it throws on any rank, every rank

@@ -32,7 +32,10 @@
  * The derived operations (ExecutionPolicy adds them), written once on top of the primitives in
  * exec::collectives<Derived> (exec/collectives.hpp), which a distributed backend inherits:
  * - `check_same_shape(what, shape)`: shape_error on every rank unless all pass the same shape;
- * - `propagate_errors(local_checks)`: an error thrown on any rank is raised on every rank.
+ * - `propagate_errors(local_checks)`: an error thrown on any rank is raised on every rank;
+ * - `check_same_values(where, values)`: invalid_argument on every rank, naming the first
+ *   setting that differs and each rank's value of it, unless all ranks pass the same
+ *   NamedValues (an estimator's Params, fit's options, a search's grid).
  * exec::local has its own zero-cost versions.
  *
  * \par Adding a backend
@@ -42,8 +45,8 @@
  * 2. The primitives above, for float, double and std::int64_t (broadcast also for char), with
  *    a `request` type (exec::ready_request if the backend completes its non-blocking calls
  *    when they start, as exec::ucx does) and `wait_all`; `split` returns the backend's type.
- * 3. `class <name> : public collectives<<name>>` for check_same_shape and propagate_errors
- *    (their messages are then those of every other backend).
+ * 3. `class <name> : public collectives<<name>>` for check_same_shape, propagate_errors and
+ *    check_same_values (their messages are then those of every other backend).
  * 4. `static_assert(ExecutionPolicy<<name>>);` after the class.
  * 5. One line in cmake/onelearnComponents.cmake: onelearn_component(<name> FIND <its lookup>
  *    FOUND <variable> LINKS <libraries>), which makes the target onelearn::<name>, installs it
@@ -56,10 +59,18 @@
 #include <concepts>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace onelearn::exec {
+
+/// One setting every rank must hold alike, as check_same_values compares it: its name
+/// ("alpha", "FitOptions.epochs") and its value as exact text ("0.1", "true").
+struct NamedValue {
+  std::string name;
+  std::string text;
+};
 
 enum class reduce_op { sum, min, max };
 
@@ -123,9 +134,11 @@ concept CollectivePrimitives =
 /// exec::collectives<E>, or by exec::local's own no-ops).
 template <class E>
 concept ExecutionPolicy =
-    CollectivePrimitives<E> && requires(const E& e, std::span<const std::int64_t> shape, std::string_view what) {
+    CollectivePrimitives<E> && requires(const E& e, std::span<const std::int64_t> shape,
+                                         std::span<const NamedValue> values, std::string_view what) {
       e.check_same_shape(what, shape);
       e.propagate_errors([] {});
+      e.check_same_values(what, values);
     };
 
 }  // namespace onelearn::exec

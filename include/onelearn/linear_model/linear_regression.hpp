@@ -70,6 +70,7 @@
 #include <Eigen/QR>
 #include <Eigen/SVD>  // declarations only are used unless singular() is called
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/errors.hpp"
@@ -156,6 +157,7 @@ class LinearRegression
   LinearRegression& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
                              const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "LinearRegression.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     this->fitted_ = false;
     const auto [means, x_mean, y_mean] = this->centring(where, X, y, weights);
 

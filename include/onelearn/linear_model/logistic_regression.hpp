@@ -102,6 +102,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
@@ -277,6 +278,7 @@ class LogisticRegression
   LogisticRegression& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
                                const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "LogisticRegression.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     const Params params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.

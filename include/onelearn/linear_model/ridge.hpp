@@ -65,6 +65,7 @@
 
 #include <Eigen/Cholesky>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/errors.hpp"
@@ -125,6 +126,7 @@ class Ridge : public detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exe
   Ridge& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
                   const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "Ridge.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     this->fitted_ = false;
     const Params& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.

@@ -115,6 +115,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
@@ -253,6 +254,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
   SGDClassifier& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
                           const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "SGDClassifier.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     detail::SgdSettings s;
     exec_.propagate_errors([&] {
@@ -279,6 +281,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
                                   std::optional<Labels> classes,
                                   const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "SGDClassifier.partial_fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     const bool first = !fitted_;
     detail::SgdSettings s;
     std::vector<index_t> class_of;

@@ -101,6 +101,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/errors.hpp"
@@ -229,6 +230,7 @@ class SGDRegressor : public WithParams<SGDRegressor<T, Exec>, SGDRegressorParams
   /// fit (from zeros, max_iter epochs) or partial_fit (from the current model, one epoch).
   SGDRegressor& fit_impl(std::string_view where, const MatrixRef<T>& X, const VectorRef<T>& y,
                          const std::optional<VectorRef<T>>& weights, bool partial) {
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     const bool first = !partial || !fitted_;
     if (!partial) fitted_ = false;
     detail::SgdSettings s;

@@ -70,6 +70,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
@@ -182,6 +183,7 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
   GaussianNB& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
                        const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "GaussianNB.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     const double var_smoothing = this->params_.var_smoothing;
     exec_.propagate_errors([&] {

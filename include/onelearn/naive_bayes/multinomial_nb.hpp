@@ -72,6 +72,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
@@ -189,6 +190,7 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
   MultinomialNB& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
                           const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "MultinomialNB.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     const Params& params = this->params_;
     exec_.propagate_errors([&] {

@@ -67,6 +67,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/base/labels.hpp"
 #include "onelearn/core/dataset.hpp"
@@ -103,6 +104,7 @@ class KNeighborsClassifier
   /// Stores this rank's rows and labels; gathers the classes of every rank.
   KNeighborsClassifier& fit(const MatrixRef<T>& X, const LabelsRef& y) {
     constexpr std::string_view where = "KNeighborsClassifier.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     index_ = {};
     classes_ = Labels();
     const Params& params = this->params_;

@@ -64,6 +64,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/params.hpp"
@@ -99,6 +100,7 @@ class KNeighborsRegressor
   /// Stores this rank's rows and targets.
   KNeighborsRegressor& fit(const MatrixRef<T>& X, const VectorRef<T>& y) {
     constexpr std::string_view where = "KNeighborsRegressor.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     index_ = {};
     const Params& params = this->params_;
     exec_.propagate_errors([&] {

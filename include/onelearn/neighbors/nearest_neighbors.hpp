@@ -83,6 +83,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/params.hpp"
@@ -114,6 +115,7 @@ class NearestNeighbors : public WithParams<NearestNeighbors<T, Exec>, NearestNei
   /// Stores this rank's rows (a copy) and their squared norms.
   NearestNeighbors& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "NearestNeighbors.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     index_ = {};
     const Params& params = this->params_;
     exec_.propagate_errors([&] {

@@ -308,8 +308,12 @@ class Sequential {
       check_compiled(fit_where);
       detail::check_fit_options(fit_where, options);
     });
+    if constexpr (Exec::is_distributed) agree_on_settings(options);
+    // Each rank reads its own checkpoint file; one that fails fails every rank at once.
     std::optional<CheckpointData> resumed;
-    if (!options.resume_from.empty()) resumed = load_checkpoint(options.resume_from);
+    if (!options.resume_from.empty()) {
+      exec_.propagate_errors([&] { resumed = load_checkpoint(options.resume_from); });
+    }
     FitPlan plan = plan_fit(X, y, options);
     prepare_data_parallel(options);
     start_history(plan, options, resumed);
@@ -322,19 +326,28 @@ class Sequential {
       bar.emplace(std::cout, ProgressBarOptions{.interactive = false});
     }
     const bool log_batches = CallbackList::has_batch_hook || bar.has_value();
+    // Every hook runs inside propagate_errors: one that throws on one rank (ModelCheckpoint
+    // writes on rank 0 only; a user's callback may fail anywhere) raises the same error on
+    // every rank at once, where the others would wait in the next all-reduce until the
+    // timeout. One small all-reduce per hook call; none for hooks no callback has.
+    auto on_every_rank = [&](auto&& hook) {
+      if constexpr (sizeof...(Callbacks) > 0) exec_.propagate_errors(hook);
+    };
     auto batch_end = [&](int batch, const Logs& logs) {
       if (bar) bar->on_batch_end(*this, batch, logs);
-      hooks.batch_end(*this, batch, logs);
+      if constexpr (CallbackList::has_batch_hook) {
+        on_every_rank([&] { hooks.batch_end(*this, batch, logs); });
+      }
     };
 
     Logs epoch_logs;
     stop_training_ = false;
     if (bar) bar->on_train_begin(*this);
-    hooks.train_begin(*this);
+    on_every_rank([&] { hooks.train_begin(*this); });
     for (int epoch = fit_params_.initial_epoch; epoch < options.epochs && !stop_training_;
          ++epoch) {
       if (bar) bar->on_epoch_begin(*this, epoch);
-      hooks.epoch_begin(*this, epoch);
+      on_every_rank([&] { hooks.epoch_begin(*this, epoch); });
       run_epoch(X, plan, epoch, epoch_logs, log_batches, batch_end);
       if (plan.validates) validate(X, plan, epoch_logs);
       history_.epoch.push_back(epoch);
@@ -344,13 +357,21 @@ class Sequential {
       // ModelCheckpoint writes on rank 0 only, and a checkpoint holds the whole optimizer
       // state: sharded state is gathered on every rank around the epoch-end callbacks.
       if constexpr (Exec::is_distributed && CallbackList::template holds<ModelCheckpoint>) {
-        detail::with_whole_optimizer_state(optimizer_.get(), exec_,
-                                           [&] { hooks.epoch_end(*this, epoch, epoch_logs); });
+        detail::with_whole_optimizer_state(optimizer_.get(), exec_, [&] {
+          on_every_rank([&] { hooks.epoch_end(*this, epoch, epoch_logs); });
+        });
       } else {
-        hooks.epoch_end(*this, epoch, epoch_logs);
+        on_every_rank([&] { hooks.epoch_end(*this, epoch, epoch_logs); });
+      }
+      // A callback that stops training on one rank stops every rank, so that none is left
+      // waiting in the next epoch's all-reduce.
+      if constexpr (Exec::is_distributed && sizeof...(Callbacks) > 0) {
+        std::int64_t stop = stop_training_ ? 1 : 0;
+        exec_.allreduce(std::span<std::int64_t>(&stop, 1), exec::reduce_op::max);
+        stop_training_ = stop != 0;
       }
     }
-    hooks.train_end(*this, epoch_logs);
+    on_every_rank([&] { hooks.train_end(*this, epoch_logs); });
     if constexpr (requires { exec_.clear_step(); }) exec_.clear_step();
     return history_;
   }
@@ -553,6 +574,16 @@ class Sequential {
   using TargetData = detail::TargetData<T>;
   static constexpr std::string_view fit_where = "Sequential.fit";
 
+  /// Distributed fit: the options, the optimizer and the loss compared across the ranks in one
+  /// small all-reduce; a rank that differs raises invalid_argument on every rank, naming it.
+  void agree_on_settings(const FitOptions& options) {
+    onelearn::detail::NamedValues values = detail::fit_agreement(options);
+    values.add("optimizer", std::string(optimizer_->name()));
+    values.add("learning_rate", optimizer_->learning_rate());
+    values.add("loss", std::string(loss_->name()));
+    exec_.check_same_values(fit_where, values.values());
+  }
+
   /// What fit settles before its first epoch: the targets, how the global batches are cut from
   /// every rank's rows, the held-out rows, and the epoch's order of this rank's rows.
   struct FitPlan {
@@ -689,7 +720,13 @@ class Sequential {
                             .verbose = options.verbose};
     history_ = History{};
     if (resumed) {
-      detail::check_resume(resumed->fit, fit_params_);
+      // Each rank checks its own checkpoint; a mismatch on one rank fails every rank.
+      exec_.propagate_errors([&] { detail::check_resume(resumed->fit, fit_params_); });
+      if constexpr (Exec::is_distributed) {
+        onelearn::detail::NamedValues checkpoint;
+        checkpoint.add("epoch of the resume_from checkpoint", resumed->epoch);
+        exec_.check_same_values(fit_where, checkpoint.values());
+      }
       fit_params_.initial_epoch = resumed->epoch;
       history_ = resumed->history;
     }

@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -81,6 +82,7 @@ class LabelEncoder : public WithParams<LabelEncoder<T, Exec>, LabelEncoderParams
 
   LabelEncoder& fit(const LabelVectorRef& y) {
     constexpr std::string_view where = "LabelEncoder.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     exec_.propagate_errors([&] { validation::check_finite(where, "y", y); });
     std::vector<T> mine(y.begin(), y.end());

@@ -45,6 +45,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
@@ -70,6 +71,7 @@ class MaxAbsScaler : public WithParams<MaxAbsScaler<T, Exec>, MaxAbsScalerParams
 
   MaxAbsScaler& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "MaxAbsScaler.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     detail::check_fit_input<T>(where, exec_, X, [] {});
     const index_t p = X.cols();

@@ -64,6 +64,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -115,6 +116,7 @@ class MinMaxScaler : public WithParams<MinMaxScaler<T, Exec>, MinMaxScalerParams
 
   MinMaxScaler& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "MinMaxScaler.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     const FeatureRange range = this->params_.feature_range;
     detail::check_fit_input<T>(where, exec_, X, [&] {

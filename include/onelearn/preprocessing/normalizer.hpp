@@ -44,6 +44,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -70,6 +71,7 @@ class Normalizer : public WithParams<Normalizer<T, Exec>, NormalizerParams> {
 
   Normalizer& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "Normalizer.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     detail::check_fit_input<T>(where, exec_, X, [&] { check_norm(where); });
     detail::check_has_samples(where, detail::total_rows(exec_, X.rows()), X.cols());

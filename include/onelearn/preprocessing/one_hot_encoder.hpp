@@ -71,6 +71,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -98,6 +99,7 @@ class OneHotEncoder : public WithParams<OneHotEncoder<T, Exec>, OneHotEncoderPar
 
   OneHotEncoder& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "OneHotEncoder.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     detail::check_fit_input<T>(where, exec_, X, [&] { check_handle_unknown(where); });
     const auto merged = detail::allgather_value_counts(exec_, detail::local_value_counts<T>(X));

@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
@@ -83,6 +84,7 @@ class PolynomialFeatures
 
   PolynomialFeatures& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "PolynomialFeatures.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     const Params params = this->params_;
     detail::check_fit_input<T>(where, exec_, X, [&] {

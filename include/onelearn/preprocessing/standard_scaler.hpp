@@ -57,6 +57,7 @@
 #include <string_view>
 #include <utility>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/huge_pages.hpp"
@@ -217,6 +218,7 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
  private:
   StandardScaler& fit_impl(const MatrixRef<T>& X, const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "StandardScaler.fit";
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
     onelearn::detail::check_fit_input<T>(where, exec_, X, std::nullopt, weights);
 

@@ -64,6 +64,10 @@ struct local {
   constexpr void check_same_shape(std::string_view /*what*/,
                                   std::span<const std::int64_t> /*shape*/) const noexcept {}
 
+  /// One process holds one set of settings.
+  constexpr void check_same_values(std::string_view /*where*/,
+                                   std::span<const NamedValue> /*values*/) const noexcept {}
+
   /// Runs `local_checks` (input validation); with one process an error simply propagates.
   template <class F>
   void propagate_errors(F&& local_checks) const {

@@ -24,6 +24,7 @@
 
 #include <Eigen/Core>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/errors.hpp"
@@ -176,6 +177,7 @@ class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec> {
   Derived& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
                     const std::optional<VectorRef<T>>& weights) {
     const std::string where = Base::qualified("fit");
+    onelearn::detail::check_same_params(where, this->exec_, this->params_);
     this->fitted_ = false;
     const P& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.

@@ -1,0 +1,264 @@
+// Every rank agrees, or every rank gets the same error: the conformance table of the estimators.
+// For every estimator and every one of its parameters, rank 1 is given another value than the
+// others; fit must then raise invalid_argument on every rank, with the same message naming that
+// parameter, within seconds (not after the policy's timeout, and never two different models).
+// The table must list every estimator the headers declare: a new estimator that is not added
+// here fails "every estimator is in the agreement table".
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onelearn/cluster/k_means.hpp"
+#include "onelearn/core/params.hpp"
+#include "onelearn/decomposition/pca.hpp"
+#include "onelearn/exec/mpi.hpp"
+#include "onelearn/linear_model/elastic_net.hpp"
+#include "onelearn/linear_model/lasso.hpp"
+#include "onelearn/linear_model/linear_regression.hpp"
+#include "onelearn/linear_model/logistic_regression.hpp"
+#include "onelearn/linear_model/ridge.hpp"
+#include "onelearn/linear_model/sgd_classifier.hpp"
+#include "onelearn/linear_model/sgd_regressor.hpp"
+#include "onelearn/naive_bayes/gaussian_nb.hpp"
+#include "onelearn/naive_bayes/multinomial_nb.hpp"
+#include "onelearn/neighbors/k_neighbors_classifier.hpp"
+#include "onelearn/neighbors/k_neighbors_regressor.hpp"
+#include "onelearn/neighbors/nearest_neighbors.hpp"
+#include "onelearn/preprocessing/label_encoder.hpp"
+#include "onelearn/preprocessing/max_abs_scaler.hpp"
+#include "onelearn/preprocessing/min_max_scaler.hpp"
+#include "onelearn/preprocessing/normalizer.hpp"
+#include "onelearn/preprocessing/one_hot_encoder.hpp"
+#include "onelearn/preprocessing/polynomial_features.hpp"
+#include "onelearn/preprocessing/simple_imputer.hpp"
+#include "onelearn/preprocessing/standard_scaler.hpp"
+#include "agreement_support.hpp"
+
+using namespace onelearn;
+using onelearn::test::agreement::same_on_every_rank;
+using onelearn::test::agreement::world;
+
+namespace {
+
+/// Small data every estimator fits: 24 rows of 3 small non-negative integers per rank (valid for
+/// MultinomialNB and OneHotEncoder too), labels 0..2 and a real target.
+struct Data {
+  Matrix<double> X;
+  Labels labels;
+  Vector<double> y;
+};
+
+Data make_data(int rank) {
+  Data d{Matrix<double>(24, 3), Labels(24), Vector<double>(24)};
+  for (index_t i = 0; i < 24; ++i) {
+    for (index_t j = 0; j < 3; ++j) d.X(i, j) = static_cast<double>((i * (j + 2) + rank + j) % 4);
+    d.labels(i) = (i + rank) % 3;
+    d.y(i) = d.X(i, 0) - 0.5 * d.X(i, 2) + 0.1 * static_cast<double>(i % 5);
+  }
+  return d;
+}
+
+/// Another value of a parameter, as a user might have typed on one rank.
+ParamValue other_value(const ParamValue& value) {
+  return std::visit(
+      [](const auto& v) -> ParamValue {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, bool>) return !v;
+        if constexpr (std::is_same_v<V, std::int64_t>) return v + 1;
+        if constexpr (std::is_same_v<V, double>) return v * 2 + 1;
+        if constexpr (std::is_same_v<V, std::string>) return v + "_on_rank_1";
+      },
+      value);
+}
+
+struct Outcome {
+  bool raised_invalid_argument = false;
+  std::string message;
+  double seconds = 0;
+};
+
+/// Runs `fit` on every rank and records what it raised.
+Outcome run_fit(const std::function<void()>& fit) {
+  Outcome out;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    fit();
+  } catch (const invalid_argument& e) {
+    out.raised_invalid_argument = true;
+    out.message = e.what();
+  } catch (const std::exception& e) {
+    out.message = std::string("another error: ") + e.what();
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+/// One row of the table: the estimator's name, and for each parameter a fit where rank 1
+/// holds another value. Returns the names of the parameters that cannot be set by name (the
+/// caller covers them by hand).
+template <class E>
+std::vector<std::string> check_every_parameter(const std::string& name, typename E::Params base,
+                                               const std::function<void(E&, const Data&)>& fit) {
+  const exec::mpi comm = world();
+  const Data data = make_data(comm.rank());
+  std::vector<std::string> not_settable;
+  for (const auto& [field, value] : params::to_list(base)) {
+    typename E::Params changed = base;
+    try {
+      params::set(changed, field, other_value(value));
+    } catch (const invalid_argument&) {
+      not_settable.push_back(field);  // the same on every rank: the type decides
+      continue;
+    }
+    E estimator(comm.rank() == 1 ? changed : base, comm);
+    const Outcome outcome = run_fit([&] { fit(estimator, data); });
+    INFO(name, ".", field, ": ", outcome.message);
+    CHECK(outcome.raised_invalid_argument);
+    CHECK(outcome.message.find("ranks disagree on " + field + ":") != std::string::npos);
+    CHECK(outcome.message.find(name + ".") == 0);
+    CHECK(outcome.seconds < 5.0);
+    CHECK(same_on_every_rank(comm, outcome.message));
+  }
+  // And with the same parameters everywhere the fit goes through.
+  E estimator(base, comm);
+  const Outcome agreed = run_fit([&] { fit(estimator, data); });
+  INFO(name, " with equal parameters: ", agreed.message);
+  CHECK(agreed.message.empty());
+  return not_settable;
+}
+
+template <class E>
+void fit_regressor(E& e, const Data& d) { e.fit(d.X, d.y); }
+template <class E>
+void fit_classifier(E& e, const Data& d) { e.fit(d.X, d.labels); }
+template <class E>
+void fit_unsupervised(E& e, const Data& d) { e.fit(d.X); }
+
+using Mpi = exec::mpi;
+
+/// name -> the check of every parameter of that estimator. Each returns the parameters that
+/// could not be varied by name.
+std::map<std::string, std::function<std::vector<std::string>()>> agreement_table() {
+  using namespace linear_model;
+  using namespace preprocessing;
+  return {
+      {"LinearRegression", [] { return check_every_parameter<LinearRegression<double, Mpi>>("LinearRegression", {}, fit_regressor<LinearRegression<double, Mpi>>); }},
+      {"Ridge", [] { return check_every_parameter<Ridge<double, Mpi>>("Ridge", {}, fit_regressor<Ridge<double, Mpi>>); }},
+      {"Lasso", [] { return check_every_parameter<Lasso<double, Mpi>>("Lasso", {.alpha = 0.1}, fit_regressor<Lasso<double, Mpi>>); }},
+      {"ElasticNet", [] { return check_every_parameter<ElasticNet<double, Mpi>>("ElasticNet", {.alpha = 0.1}, fit_regressor<ElasticNet<double, Mpi>>); }},
+      {"SGDRegressor", [] { return check_every_parameter<SGDRegressor<double, Mpi>>("SGDRegressor", {.max_iter = 5}, fit_regressor<SGDRegressor<double, Mpi>>); }},
+      {"SGDClassifier", [] { return check_every_parameter<SGDClassifier<double, Mpi>>("SGDClassifier", {.max_iter = 5}, fit_classifier<SGDClassifier<double, Mpi>>); }},
+      {"LogisticRegression", [] { return check_every_parameter<LogisticRegression<double, Mpi>>("LogisticRegression", {}, fit_classifier<LogisticRegression<double, Mpi>>); }},
+      {"GaussianNB", [] { return check_every_parameter<naive_bayes::GaussianNB<double, Mpi>>("GaussianNB", {}, fit_classifier<naive_bayes::GaussianNB<double, Mpi>>); }},
+      {"MultinomialNB", [] { return check_every_parameter<naive_bayes::MultinomialNB<double, Mpi>>("MultinomialNB", {}, fit_classifier<naive_bayes::MultinomialNB<double, Mpi>>); }},
+      {"KNeighborsClassifier", [] { return check_every_parameter<neighbors::KNeighborsClassifier<double, Mpi>>("KNeighborsClassifier", {}, fit_classifier<neighbors::KNeighborsClassifier<double, Mpi>>); }},
+      {"KNeighborsRegressor", [] { return check_every_parameter<neighbors::KNeighborsRegressor<double, Mpi>>("KNeighborsRegressor", {}, fit_regressor<neighbors::KNeighborsRegressor<double, Mpi>>); }},
+      {"NearestNeighbors", [] { return check_every_parameter<neighbors::NearestNeighbors<double, Mpi>>("NearestNeighbors", {}, fit_unsupervised<neighbors::NearestNeighbors<double, Mpi>>); }},
+      {"KMeans", [] { return check_every_parameter<cluster::KMeans<double, Mpi>>("KMeans", {.n_clusters = 3, .n_init = 1}, fit_unsupervised<cluster::KMeans<double, Mpi>>); }},
+      {"PCA", [] { return check_every_parameter<decomposition::PCA<double, Mpi>>("PCA", {.n_components = 2}, fit_unsupervised<decomposition::PCA<double, Mpi>>); }},
+      {"StandardScaler", [] { return check_every_parameter<StandardScaler<double, Mpi>>("StandardScaler", {}, fit_unsupervised<StandardScaler<double, Mpi>>); }},
+      {"MinMaxScaler", [] { return check_every_parameter<MinMaxScaler<double, Mpi>>("MinMaxScaler", {}, fit_unsupervised<MinMaxScaler<double, Mpi>>); }},
+      {"MaxAbsScaler", [] { return check_every_parameter<MaxAbsScaler<double, Mpi>>("MaxAbsScaler", {}, fit_unsupervised<MaxAbsScaler<double, Mpi>>); }},
+      {"Normalizer", [] { return check_every_parameter<Normalizer<double, Mpi>>("Normalizer", {}, fit_unsupervised<Normalizer<double, Mpi>>); }},
+      {"PolynomialFeatures", [] { return check_every_parameter<PolynomialFeatures<double, Mpi>>("PolynomialFeatures", {}, fit_unsupervised<PolynomialFeatures<double, Mpi>>); }},
+      {"SimpleImputer", [] { return check_every_parameter<SimpleImputer<double, Mpi>>("SimpleImputer", {}, fit_unsupervised<SimpleImputer<double, Mpi>>); }},
+      {"OneHotEncoder", [] { return check_every_parameter<OneHotEncoder<double, Mpi>>("OneHotEncoder", {}, fit_unsupervised<OneHotEncoder<double, Mpi>>); }},
+      {"LabelEncoder", [] { return check_every_parameter<LabelEncoder<std::int64_t, Mpi>>("LabelEncoder", {}, [](auto& e, const Data& d) { e.fit(d.labels); }); }},
+  };
+}
+
+/// Classes with a Params that are not fitted on ranks, with the reason; everything else the
+/// headers declare must be in agreement_table().
+const std::map<std::string, std::string> not_in_table = {
+    {"KFold", "a splitter: no fit; it splits each rank's own rows"},
+    {"StratifiedKFold", "a splitter: no fit; it splits each rank's own rows"},
+    {"GroupKFold", "a splitter: no fit; it splits each rank's own rows"},
+    {"ShuffleSplit", "a splitter: no fit; it splits each rank's own rows"},
+    {"StratifiedShuffleSplit", "a splitter: no fit; it splits each rank's own rows"},
+    {"KerasClassifier", "local only (nn::Sequential<T> inside); Sequential's options are checked in test_agreement_nn.cpp"},
+};
+
+}  // namespace
+
+TEST_CASE("every estimator is in the agreement table") {
+  // Every `using Params = <Name>Params;` in the public headers names an estimator.
+  const std::filesystem::path include_dir =
+      std::filesystem::path(ONELEARN_TEST_DATA_DIR) / ".." / ".." / "include" / "onelearn";
+  REQUIRE(std::filesystem::is_directory(include_dir));
+  const std::regex declaration(R"(using Params = (\w+)Params;)");
+  std::set<std::string> declared;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(include_dir)) {
+    if (entry.path().extension() != ".hpp") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    for (std::sregex_iterator it(s.begin(), s.end(), declaration), end; it != end; ++it) {
+      declared.insert((*it)[1]);
+    }
+  }
+  CHECK(declared.size() >= 20);  // the regex still finds the estimators
+  const auto table = agreement_table();
+  for (const std::string& name : declared) {
+    INFO("estimator ", name, " is declared in include/onelearn but has no row in agreement_table()");
+    CHECK((table.count(name) == 1 || not_in_table.count(name) == 1));
+  }
+}
+
+TEST_CASE("an estimator given another parameter on one rank raises the same error on every rank") {
+  const exec::mpi comm = world();
+  REQUIRE(comm.size() >= 2);
+  std::map<std::string, std::vector<std::string>> not_settable;
+  for (const auto& [name, check] : agreement_table()) {
+    const std::vector<std::string> fields = check();
+    if (!fields.empty()) not_settable[name] = fields;
+  }
+  // The parameters of a type that set_params cannot take by name, covered below by hand.
+  const std::map<std::string, std::vector<std::string>> expected{{"MinMaxScaler", {"feature_range"}}};
+  CHECK(not_settable == expected);
+
+  preprocessing::MinMaxScaler<double, Mpi> scaler(
+      {.feature_range = comm.rank() == 1 ? preprocessing::FeatureRange{0, 2} : preprocessing::FeatureRange{}}, comm);
+  const Data data = make_data(comm.rank());
+  const Outcome outcome = run_fit([&] { scaler.fit(data.X); });
+  INFO(outcome.message);
+  CHECK(outcome.raised_invalid_argument);
+  CHECK(outcome.message.find("MinMaxScaler.fit: ranks disagree on feature_range:") == 0);
+  CHECK(same_on_every_rank(comm, outcome.message));
+}
+
+TEST_CASE("check_same_values names the first differing setting and the ranks holding each value") {
+  const exec::mpi comm = world();
+  // Three settings; rank 1 differs in the second only, every rank past 1 in the third.
+  std::vector<exec::NamedValue> values{{"a", "1"},
+                                       {"b", comm.rank() == 1 ? "2.5" : "2"},
+                                       {"c", comm.rank() >= 1 ? "x" : "y"}};
+  const Outcome outcome = run_fit([&] { comm.check_same_values("Demo.fit", values); });
+  CHECK(outcome.raised_invalid_argument);
+  const std::string others = comm.size() == 2 ? "rank 0" : "ranks 0 and 2";
+  CHECK(outcome.message ==
+        "Demo.fit: ranks disagree on b: 2 on " + others + ", 2.5 on rank 1; expected the same on every rank");
+
+  // A rank with fewer settings: the missing one shows as "nothing".
+  std::vector<exec::NamedValue> fewer{{"a", "1"}};
+  if (comm.rank() != 0) fewer.push_back({"b", "2"});
+  const Outcome missing = run_fit([&] { comm.check_same_values("Demo.fit", fewer); });
+  CHECK(missing.raised_invalid_argument);
+  CHECK(missing.message.find("Demo.fit: ranks disagree on the settings: nothing on rank 0, b=2 on rank") == 0);
+
+  // Equal settings pass.
+  std::vector<exec::NamedValue> equal{{"a", "1"}, {"b", "2"}};
+  CHECK_NOTHROW(comm.check_same_values("Demo.fit", equal));
+}
