@@ -31,11 +31,16 @@
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/linear_model/sgd_classifier.hpp"
 #include "onelearn/linear_model/sgd_regressor.hpp"
+#include "onelearn/model_selection/grid_search_cv.hpp"
+#include "onelearn/model_selection/halving_grid_search_cv.hpp"
+#include "onelearn/model_selection/kfold.hpp"
+#include "onelearn/model_selection/randomized_search_cv.hpp"
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "onelearn/naive_bayes/multinomial_nb.hpp"
 #include "onelearn/neighbors/k_neighbors_classifier.hpp"
 #include "onelearn/neighbors/k_neighbors_regressor.hpp"
 #include "onelearn/neighbors/nearest_neighbors.hpp"
+#include "onelearn/pipeline.hpp"
 #include "onelearn/preprocessing/label_encoder.hpp"
 #include "onelearn/preprocessing/max_abs_scaler.hpp"
 #include "onelearn/preprocessing/min_max_scaler.hpp"
@@ -44,6 +49,7 @@
 #include "onelearn/preprocessing/polynomial_features.hpp"
 #include "onelearn/preprocessing/simple_imputer.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "onelearn/tune/mpi.hpp"
 #include "agreement_support.hpp"
 
 using namespace onelearn;
@@ -261,4 +267,71 @@ TEST_CASE("check_same_values names the first differing setting and the ranks hol
   // Equal settings pass.
   std::vector<exec::NamedValue> equal{{"a", "1"}, {"b", "2"}};
   CHECK_NOTHROW(comm.check_same_values("Demo.fit", equal));
+}
+
+namespace {
+
+/// The error every rank must raise for a setting that differs on rank 1.
+void check_disagreement(const exec::mpi& comm, const Outcome& outcome, const std::string& start) {
+  INFO("rank ", comm.rank(), ": ", outcome.message);
+  CHECK(outcome.raised_invalid_argument);
+  CHECK(outcome.message.find(start) == 0);
+  CHECK(outcome.seconds < 5.0);
+  CHECK(same_on_every_rank(comm, outcome.message));
+}
+
+}  // namespace
+
+TEST_CASE("searches, pipelines and tune::run with a setting that differs on one rank") {
+  using linear_model::Ridge;
+  using model_selection::GridSearchCV;
+  using model_selection::HalvingGridSearchCV;
+  using model_selection::RandomizedSearchCV;
+  const exec::mpi comm = world();
+  const bool odd_one = comm.rank() == 1;
+  const Data data = make_data(comm.rank());
+
+  SUBCASE("GridSearchCV: another grid") {
+    GridSearchCV search(Ridge<double>(), {{"alpha", {0.1, odd_one ? 2.0 : 1.0}}},
+                        {.cv = model_selection::KFold()}, comm);
+    check_disagreement(comm, run_fit([&] { search.fit(data.X, data.y); }),
+                       "GridSearchCV.fit: ranks disagree on candidate 1: {alpha=1} on rank");
+  }
+  SUBCASE("GridSearchCV: another cv") {
+    GridSearchCV search(Ridge<double>(), {{"alpha", {0.1, 1.0}}}, {.cv = odd_one ? 3 : 5}, comm);
+    check_disagreement(comm, run_fit([&] { search.fit(data.X, data.y); }),
+                       "GridSearchCV.fit: ranks disagree on cv: 5 on rank");
+  }
+  SUBCASE("GridSearchCV: another base estimator") {
+    GridSearchCV search(Ridge<double>({.fit_intercept = !odd_one}), {{"alpha", {0.1, 1.0}}}, {}, comm);
+    check_disagreement(comm, run_fit([&] { search.fit(data.X, data.y); }),
+                       "GridSearchCV.fit: ranks disagree on estimator.fit_intercept: true on rank");
+  }
+  SUBCASE("RandomizedSearchCV: another random_state") {
+    const tune::Space space{{"alpha", tune::log_uniform{1e-3, 10.0}}};
+    RandomizedSearchCV search(Ridge<double>(), space,
+                              {.n_iter = 3, .random_state = odd_one ? 8U : 7U}, comm);
+    check_disagreement(comm, run_fit([&] { search.fit(data.X, data.y); }),
+                       "RandomizedSearchCV.fit: ranks disagree on candidate 0: ");
+  }
+  SUBCASE("HalvingGridSearchCV: another factor") {
+    HalvingGridSearchCV search(Ridge<double>(), {{"alpha", {0.1, 1.0, 10.0}}},
+                               {.cv = 2, .factor = odd_one ? 2.0 : 3.0}, comm);
+    check_disagreement(comm, run_fit([&] { search.fit(data.X, data.y); }),
+                       "HalvingGridSearchCV.fit: ranks disagree on factor: 3 on rank");
+  }
+  SUBCASE("a pipeline: a step's parameter") {
+    auto pipe = pipeline::make_pipeline(preprocessing::StandardScaler<double, Mpi>({}, comm),
+                                        Ridge<double, Mpi>({.alpha = odd_one ? 100.0 : 1.0}, comm));
+    check_disagreement(comm, run_fit([&] { pipe.fit(data.X, data.y); }),
+                       "Ridge.fit: ranks disagree on alpha: 1 on rank");
+  }
+  SUBCASE("tune::run: another seed") {
+    const tune::Space space{{"x", tune::uniform{0.0, 1.0}}};
+    auto train = [](const tune::Trial& trial, tune::Reporter&) { return trial.get<double>("x"); };
+    check_disagreement(comm, run_fit([&] {
+                         (void)tune::run(train, space, {.n_trials = 3, .seed = odd_one ? 2U : 1U}, comm);
+                       }),
+                       "tune::run: ranks disagree on seed: 1 on rank");
+  }
 }

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/model_selection/detail/split_common.hpp"
@@ -76,6 +77,15 @@ namespace onelearn::model_selection {
 /// A cross-validation strategy, as scikit-learn's cv argument: an integer, a splitter or
 /// explicit folds.
 class CV {
+  template <class S>
+  static constexpr std::string_view splitter_name() {
+    if constexpr (std::is_same_v<S, KFold>) return "KFold";
+    if constexpr (std::is_same_v<S, StratifiedKFold>) return "StratifiedKFold";
+    if constexpr (std::is_same_v<S, GroupKFold>) return "GroupKFold";
+    if constexpr (std::is_same_v<S, ShuffleSplit>) return "ShuffleSplit";
+    if constexpr (std::is_same_v<S, StratifiedShuffleSplit>) return "StratifiedShuffleSplit";
+  }
+
  public:
   /// k folds: StratifiedKFold(k) for class labels, KFold(k) otherwise.
   template <std::integral I>
@@ -88,6 +98,24 @@ class CV {
   CV(ShuffleSplit s) : splitter_(s) {}                          // NOLINT
   CV(StratifiedShuffleSplit s) : splitter_(s) {}                // NOLINT
   CV(std::vector<Fold> folds) : splitter_(std::move(folds)) {}  // NOLINT
+
+  /// The strategy as text, which a distributed search compares across the ranks: "5",
+  /// "KFold(n_splits=3, shuffle=true, random_state=0)", "3 explicit folds" (explicit folds index
+  /// each rank's own rows, so only their number must agree).
+  [[nodiscard]] std::string describe() const {
+    return std::visit(
+        [](const auto& s) -> std::string {
+          using S = std::remove_cvref_t<decltype(s)>;
+          if constexpr (std::is_same_v<S, std::int64_t>) {
+            return std::to_string(s);
+          } else if constexpr (std::is_same_v<S, std::vector<Fold>>) {
+            return std::to_string(s.size()) + " explicit folds";
+          } else {
+            return std::string(splitter_name<S>()) + "(" + onelearn::params::to_string(s.get_params()) + ")";
+          }
+        },
+        splitter_);
+  }
 
   /// The folds for n_samples rows with targets y (Labels or Vector<T>) and groups (empty:
   /// none).

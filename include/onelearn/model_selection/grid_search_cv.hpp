@@ -136,6 +136,11 @@ class GridSearchCV
   [[nodiscard]] const GridSearchCVOptions& options() const noexcept { return options_; }
 
  private:
+  /// The settings a distributed fit compares across the ranks first (SearchCVBase::start).
+  void describe_search(onelearn::detail::NamedValues& values) const {
+    detail::describe_common(values, options_, candidates_);
+  }
+
   template <class Y>
   void search(const MatrixRef<T>& X, const Y& y) {
     constexpr std::string_view where = "GridSearchCV.fit";

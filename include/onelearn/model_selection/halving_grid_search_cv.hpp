@@ -116,6 +116,8 @@ class ResourceCount {
   }
   [[nodiscard]] std::int64_t count() const { return std::get<std::int64_t>(value_); }
   [[nodiscard]] const std::string& word() const { return std::get<std::string>(value_); }
+  /// "exhaust" or "120", for comparing across ranks.
+  [[nodiscard]] std::string describe() const { return is_count() ? std::to_string(count()) : word(); }
 
  private:
   std::variant<std::string, std::int64_t> value_;
@@ -247,6 +249,16 @@ class HalvingGridSearchCV
   const V& fitted(const V& value) const {
     (void)this->cv_results();  // not_fitted_error before fit
     return value;
+  }
+
+  /// The settings a distributed fit compares across the ranks first (SearchCVBase::start).
+  void describe_search(onelearn::detail::NamedValues& values) const {
+    detail::describe_common(values, options_, candidates_);
+    values.add("factor", options_.factor);
+    values.add("min_resources", options_.min_resources.describe());
+    values.add("max_resources", options_.max_resources.describe());
+    values.add("aggressive_elimination", options_.aggressive_elimination);
+    values.add("random_state", options_.random_state);
   }
 
   template <class Y>

@@ -154,6 +154,13 @@ class RandomizedSearchCV
   [[nodiscard]] const RandomizedSearchCVOptions& options() const noexcept { return options_; }
 
  private:
+  /// The settings a distributed fit compares across the ranks first (SearchCVBase::start).
+  void describe_search(onelearn::detail::NamedValues& values) const {
+    detail::describe_common(values, options_, candidates_);
+    values.add("n_iter", static_cast<std::int64_t>(options_.n_iter));
+    values.add("random_state", options_.random_state);
+  }
+
   template <class Y>
   void search(const MatrixRef<T>& X, const Y& y) {
     constexpr std::string_view where = "RandomizedSearchCV.fit";

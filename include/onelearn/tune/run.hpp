@@ -95,6 +95,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/exec/policy.hpp"
@@ -278,6 +279,59 @@ inline std::pair<std::unique_ptr<Searcher>, std::size_t> make_searcher(const Spa
   return {std::make_unique<RandomSearcher>(space, options.seed), options.n_trials};
 }
 
+/// The search's settings and space as check_same_values compares them across the ranks: ranks
+/// with another seed or space would propose other trials and fall out of step.
+inline onelearn::detail::NamedValues describe_run(const Space& space, const RunOptions& o) {
+  using onelearn::detail::exact_text;
+  onelearn::detail::NamedValues v;
+  v.add("mode", o.mode == Mode::max ? "max" : "min");
+  v.add("searcher", o.searcher == Search::grid ? "grid" : o.searcher == Search::tpe ? "tpe" : "random");
+  v.add("n_trials", static_cast<std::int64_t>(o.n_trials));
+  v.add("seed", o.seed);
+  v.add("tpe.n_startup_trials", static_cast<std::int64_t>(o.tpe.n_startup_trials));
+  v.add("tpe.gamma", o.tpe.gamma);
+  v.add("tpe.n_ei_candidates", static_cast<std::int64_t>(o.tpe.n_ei_candidates));
+  v.add("scheduler", std::visit(
+                         [](const auto& s) -> std::string {
+                           using S = std::decay_t<decltype(s)>;
+                           if constexpr (std::is_same_v<S, MedianStoppingRule>) {
+                             return "MedianStoppingRule(grace_period=" + exact_text(s.grace_period) +
+                                    ", min_samples_required=" +
+                                    exact_text(static_cast<std::int64_t>(s.min_samples_required)) + ")";
+                           } else if constexpr (std::is_same_v<S, ASHA>) {
+                             return "ASHA(grace_period=" + exact_text(s.grace_period) +
+                                    ", reduction_factor=" + exact_text(s.reduction_factor) + ")";
+                           } else {
+                             return "none";
+                           }
+                         },
+                         o.scheduler));
+  v.add("batch_size", static_cast<std::int64_t>(o.batch_size));
+  v.add("ranks_per_trial", o.ranks_per_trial);
+  for (const Dimension& d : space.dimensions()) {
+    v.add("space." + d.name,
+          std::visit(
+              [](const auto& dist) -> std::string {
+                using D = std::decay_t<decltype(dist)>;
+                if constexpr (std::is_same_v<D, uniform>) {
+                  return "uniform(" + exact_text(dist.low) + ", " + exact_text(dist.high) + ")";
+                } else if constexpr (std::is_same_v<D, log_uniform>) {
+                  return "log_uniform(" + exact_text(dist.low) + ", " + exact_text(dist.high) + ")";
+                } else if constexpr (std::is_same_v<D, integer>) {
+                  return "integer(" + exact_text(dist.low) + ", " + exact_text(dist.high) + ")";
+                } else {
+                  std::string text = "choice(";
+                  for (std::size_t i = 0; i < dist.values.size(); ++i) {
+                    text += (i == 0 ? "" : ", ") + exact_text(dist.values[i]);
+                  }
+                  return text + ")";
+                }
+              },
+              d.distribution));
+  }
+  return v;
+}
+
 /// Checks `options` on every rank together and runs the search; `make_group` is called after
 /// the checks have passed everywhere (it may be collective).
 template <exec::ExecutionPolicy Exec, class MakeGroup>
@@ -301,6 +355,9 @@ Results run_search(const TrainFunction& fn, const Space& space, const RunOptions
     space.validate("tune::run");
     std::tie(searcher, total) = make_searcher(space, options);
   });
+  if constexpr (Exec::is_distributed) {
+    world.check_same_values("tune::run", describe_run(space, options).values());
+  }
   const Group group = make_group(options.ranks_per_trial);
   const std::uint64_t seed = options.seed;
   const Suggest suggest = [&](std::size_t first_id, std::size_t count,

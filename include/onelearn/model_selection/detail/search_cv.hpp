@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -404,6 +405,25 @@ void evaluate_candidates(const std::vector<Estimator>& models,
   }
 }
 
+/// The settings every search shares, as check_same_values compares them: the options, and every
+/// candidate's parameters (a grid or a draw that differs on one rank shows here).
+template <class Options>
+void describe_common(onelearn::detail::NamedValues& values, const Options& options,
+                     const std::vector<ParamSet>& candidates) {
+  values.add("cv", options.cv.describe());
+  values.add("scoring", '"' + options.scoring + '"');
+  values.add("refit", options.refit);
+  values.add("groups", options.groups.size() > 0 ? "given" : "not given");
+  values.add("candidates", static_cast<std::int64_t>(candidates.size()));
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    std::string text;
+    for (const auto& [name, value] : candidates[i]) {
+      text += (text.empty() ? "" : ", ") + name + "=" + onelearn::detail::exact_text(value);
+    }
+    values.add("candidate " + std::to_string(i), "{" + text + "}");
+  }
+}
+
 /// What every *SearchCV shares: the fitted state, the best_* attributes, refit and the methods
 /// forwarded to best_estimator(). Derived provides `template <class Y> void search(X, y)`,
 /// which fills the table and picks the best row through conclude().
@@ -520,6 +540,17 @@ class SearchCVBase {
     fitted_ = false;
     best_estimator_.reset();
     results_ = CVResults{};
+    if constexpr (Exec::is_distributed) {
+      // Ranks with other candidates or options would fit different models, or fall out of
+      // step in the collectives of the fits: compare everything the search decides first.
+      onelearn::detail::NamedValues values;
+      static_cast<const Derived*>(this)->describe_search(values);
+      using EstimatorParams = std::remove_cvref_t<decltype(estimator_.get_params())>;
+      if constexpr (params::HasNames<EstimatorParams>) {
+        values.add_params("estimator.", estimator_.get_params());
+      }
+      exec_.check_same_values(std::string(name_) + ".fit", values.values());
+    }
     static_cast<Derived*>(this)->search(X, y);
     return static_cast<Derived&>(*this);
   }

@@ -3,11 +3,13 @@
 // scikit-learn's wording, and scikit-learn's size arithmetic for the shuffle splitters.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -40,6 +42,15 @@ class SplitSize {
   [[nodiscard]] constexpr bool is_set() const noexcept { return set_; }
   [[nodiscard]] constexpr bool is_fraction() const noexcept { return fraction_; }
   [[nodiscard]] constexpr double value() const noexcept { return value_; }
+
+  /// "None", a fraction ("0.25", exact) or a count ("30"): how params::to_string shows it.
+  friend std::ostream& operator<<(std::ostream& os, const SplitSize& size) {
+    if (!size.set_) return os << "None";
+    if (!size.fraction_) return os << static_cast<long long>(size.value_);
+    char buffer[32];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, size.value_).ptr;
+    return os << std::string_view(buffer, static_cast<std::size_t>(end - buffer));
+  }
 
  private:
   bool set_ = false;
