@@ -381,6 +381,28 @@ TEST_CASE("nn checkpoint: 10 epochs straight == 5 epochs, checkpoint, 5 more in 
     CHECK_THROWS_AS(built_other.fit(d.X_train, d.y_train, rest), invalid_argument);
     auto uncompiled = digits_mlp();
     CHECK_THROWS_AS(uncompiled.load_checkpoint(path), not_fitted_error);
+
+    // Other rows of the same shape: refused (the checkpoint records their fingerprint).
+    Matrix<float> other_rows = d.X_train;
+    other_rows(0, 0) += 1.0F;
+    auto other_data = digits_mlp();
+    compile_scheduled_adam(other_data);
+    CHECK_THROWS_WITH_AS(other_data.fit(other_rows, d.y_train, rest),
+                         doctest::Contains("other rows of the same shape"), invalid_argument);
+    Labels other_labels = d.y_train;
+    other_labels(1) = (other_labels(1) + 1) % 10;
+    auto other_y = digits_mlp();
+    compile_scheduled_adam(other_y);
+    CHECK_THROWS_AS(other_y.fit(d.X_train, other_labels, rest), invalid_argument);
+
+    // epochs not above the checkpoint's: nothing to train, said as an error rather than the
+    // old History returned without a word.
+    auto nothing_left = digits_mlp();
+    compile_scheduled_adam(nothing_left);
+    nn::FitOptions same_epochs = rest;
+    same_epochs.epochs = 5;
+    CHECK_THROWS_WITH_AS(nothing_left.fit(d.X_train, d.y_train, same_epochs),
+                         doctest::Contains("leaves nothing to train"), invalid_argument);
   }
 
   SUBCASE("SGD with momentum and a LearningRateScheduler (the rate is in the checkpoint)") {

@@ -142,6 +142,10 @@ struct FitParams {
   double validation_split = 0;
   bool validation_data = false;
   int verbose = 0;
+  /// A hash of the training rows (X and y, over all ranks in rank order; a replicated fit's
+  /// one copy): a resumed fit must train on the rows the checkpoint was written from. 0 in
+  /// checkpoints written before it was recorded (then not checked).
+  std::uint64_t data_fingerprint = 0;
 };
 
 namespace detail {

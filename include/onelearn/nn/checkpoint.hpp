@@ -39,9 +39,11 @@
  *
  * \par Resuming: `FitOptions::resume_from` rather than Keras's `initial_epoch`
  * fit(X, y, {..., .resume_from = path}) loads the checkpoint (building the model first if
- * needed), checks that the fit's seed, batch size, shuffle, validation settings and number of
- * training rows are the ones the checkpoint was written with (any difference would silently
- * change the batches), starts at the checkpoint's epoch, and returns the whole History. With
+ * needed), checks that the fit's seed, batch size, shuffle, validation settings, number of
+ * training rows and the rows themselves (a fingerprint: a hash of X and y) are the ones the
+ * checkpoint was written with (any difference would silently change the batches), and that
+ * `epochs` is above the checkpoint's epoch (else there is nothing to train: an error, not the
+ * old History), starts at the checkpoint's epoch, and returns the whole History. With
  * Keras's `initial_epoch` the user restates the epoch and must remember to load the optimizer
  * and RNG state by hand; a mistake gives a different run without any error. Sequential also has
  * save_checkpoint(path) and load_checkpoint(path) (which restores the state and returns the
@@ -148,6 +150,8 @@ void write_checkpoint(Model& model, const std::filesystem::path& path, int epoch
     w.u32(static_cast<std::uint32_t>(values.size()));
     for (double v : values) w.f64(v);
   }
+  // Last, so that checkpoints written before it (which end after the History) still load.
+  w.u64(p.data_fingerprint);
   finish_file(where, path, w);
 }
 
@@ -293,6 +297,7 @@ CheckpointData read_checkpoint(Model& model, const std::filesystem::path& path) 
     for (auto& x : v) x = r.f64();
     data.history.history.emplace(std::move(key), std::move(v));
   }
+  if (r.remaining() >= sizeof(std::uint64_t)) p.data_fingerprint = r.u64();
 
   // Everything checked: apply.
   std::size_t next = 0;

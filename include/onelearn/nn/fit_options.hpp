@@ -237,6 +237,10 @@ inline void check_resume(const FitParams& was, const FitParams& now) {
   if (was.samples != now.samples) {
     fail("training rows", std::to_string(was.samples), std::to_string(now.samples));
   }
+  if (was.data_fingerprint != 0 && was.data_fingerprint != now.data_fingerprint) {
+    fail("the training rows", "with fingerprint " + std::to_string(was.data_fingerprint),
+         "other rows of the same shape (fingerprint " + std::to_string(now.data_fingerprint) + ")");
+  }
 }
 
 }  // namespace detail

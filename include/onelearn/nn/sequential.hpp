@@ -130,6 +130,7 @@
 #include "onelearn/nn/detail/batch_data.hpp"
 #include "onelearn/nn/detail/batch_plan.hpp"
 #include "onelearn/nn/detail/callback_dispatch.hpp"
+#include "onelearn/nn/detail/data_fingerprint.hpp"
 #include "onelearn/nn/detail/gradient_sync.hpp"
 #include "onelearn/nn/detail/random.hpp"
 #include "onelearn/nn/detail/summary.hpp"
@@ -316,7 +317,7 @@ class Sequential {
     }
     FitPlan plan = plan_fit(X, y, options);
     prepare_data_parallel(options);
-    start_history(plan, options, resumed);
+    start_history(plan, options, resumed, fingerprint_rows(X, y, plan.n_train, options.replicated));
 
     // verbose 1: Keras's progress bar (first, as Keras's ProgbarLogger); 2: one line an epoch.
     std::optional<ProgressBar> bar;
@@ -704,10 +705,36 @@ class Sequential {
     }
   }
 
+  /// The fingerprint of the training rows (FitParams::data_fingerprint): this rank's under a
+  /// local policy; every rank's, combined in rank order, per-rank; and under `replicated`, the
+  /// one copy, which every rank must then hold alike (compared: ranks given different
+  /// "replicated" data would otherwise train on a mixture without a word).
+  template <class Derived>
+  std::uint64_t fingerprint_rows(const MatrixRef<T>& X, const Eigen::MatrixBase<Derived>& y,
+                                 index_t rows, bool replicated) {
+    const std::uint64_t mine = detail::training_fingerprint(X, y, rows);
+    if constexpr (!Exec::is_distributed) {
+      return mine;
+    } else {
+      if (replicated) {
+        onelearn::detail::NamedValues fingerprint;
+        fingerprint.add("the replicated training rows (their fingerprint)", mine);
+        exec_.check_same_values(fit_where, fingerprint.values());
+        return mine;
+      }
+      const auto word = static_cast<std::int64_t>(mine);
+      detail::Fingerprint all;
+      for (const std::int64_t h : exec_.allgatherv(std::span<const std::int64_t>(&word, 1))) {
+        all.add(static_cast<std::uint64_t>(h));
+      }
+      return all.value();
+    }
+  }
+
   /// The running fit's settings (fit_params()) and History: a resumed checkpoint's, checked to
-  /// cut the same batches, or new.
+  /// cut the same batches and to have epochs left, or new.
   void start_history(const FitPlan& plan, const FitOptions& options,
-                     const std::optional<CheckpointData>& resumed) {
+                     const std::optional<CheckpointData>& resumed, std::uint64_t fingerprint) {
     fit_params_ = FitParams{.epochs = options.epochs,
                             .initial_epoch = 0,
                             .steps = plan.batches.steps(),
@@ -717,11 +744,22 @@ class Sequential {
                             .seed = options.seed,
                             .validation_split = options.validation_split,
                             .validation_data = plan.has_validation_data,
-                            .verbose = options.verbose};
+                            .verbose = options.verbose,
+                            .data_fingerprint = fingerprint};
     history_ = History{};
     if (resumed) {
       // Each rank checks its own checkpoint; a mismatch on one rank fails every rank.
-      exec_.propagate_errors([&] { detail::check_resume(resumed->fit, fit_params_); });
+      exec_.propagate_errors([&] {
+        detail::check_resume(resumed->fit, fit_params_);
+        if (options.epochs <= resumed->epoch) {
+          throw invalid_argument(std::string(fit_where) + " (resume_from): expected epochs above " +
+                                 std::to_string(resumed->epoch) +
+                                 " (the epochs the checkpoint has done), found epochs = " +
+                                 std::to_string(options.epochs) +
+                                 ", which leaves nothing to train; ask for more epochs, or use "
+                                 "load_checkpoint to restore the model without training");
+        }
+      });
       if constexpr (Exec::is_distributed) {
         onelearn::detail::NamedValues checkpoint;
         checkpoint.add("epoch of the resume_from checkpoint", resumed->epoch);

@@ -142,6 +142,8 @@ class ByteReader {
   std::uint64_t u64() { return in_.little_endian<std::uint64_t>(at("a 64-bit integer")); }
   std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
   double f64() { return std::bit_cast<double>(u64()); }
+  /// Bytes not read yet (optional trailing fields are read only when present).
+  [[nodiscard]] std::uint64_t remaining() const noexcept { return in_.remaining(); }
   std::string str() {
     const std::uint32_t n = u32();
     return in_.read_bytes(n, at("a string"));
