@@ -215,6 +215,19 @@ TEST_CASE("exec::ucx: ranks that disagree on a shape all get the same shape_erro
   CHECK_THROWS_AS(ucx.check_same_shape("Y", ragged), shape_error);
 }
 
+TEST_CASE("exec::ucx: ranks that disagree on a setting all get the same invalid_argument") {
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const int last = ucx.size() - 1;
+  const std::vector<exec::NamedValue> same{{"alpha", "1"}, {"fit_intercept", "true"}};
+  CHECK_NOTHROW(ucx.check_same_values("Ridge.fit", same));
+  const std::vector<exec::NamedValue> differs{{"alpha", ucx.rank() == last ? "100" : "1"},
+                                              {"fit_intercept", "true"}};
+  const std::string expected = "Ridge.fit: ranks disagree on alpha: 1 on " +
+                               std::string(ucx.size() == 2 ? "rank 0" : "ranks 0 and 1") + ", 100 on rank " +
+                               std::to_string(last) + "; expected the same on every rank";
+  CHECK_THROWS_WITH_AS(ucx.check_same_values("Ridge.fit", differs), expected.c_str(), invalid_argument);
+}
+
 TEST_CASE("exec::ucx: an error on one rank is raised on every rank with its type") {
   const exec::ucx ucx(MPI_COMM_WORLD);
   const int last = ucx.size() - 1;
