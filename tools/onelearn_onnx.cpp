@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "onelearn/core/version.hpp"
+#include "onelearn/io/detail/escape_bytes.hpp"
 #include "onelearn/io/io.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
@@ -87,7 +88,7 @@ ox::Tensor read_npy(const fs::path& path) {
     const auto raw = read(std::int32_t{});
     return finish(std::vector<std::int64_t>(raw.begin(), raw.end()));
   }
-  throw onelearn::io_error(in.where() + ": unsupported dtype '" + descr +
+  throw onelearn::io_error(in.where() + ": unsupported dtype '" + onelearn::io::detail::escape_bytes(descr) +
                            "' (supported: <f4, <f8, <i8, <i4)");
 }
 

@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -22,6 +25,11 @@
 
 #include "onelearn/io/io.hpp"
 
+#if defined(__unix__) || defined(__APPLE__)
+#define ONELEARN_TEST_POSIX 1
+#include <sys/resource.h>  // setrlimit(RLIMIT_FSIZE): a write that fails half-way
+#endif
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -34,6 +42,7 @@ using onelearn::Vector;
 using onelearn::io::CsvOptions;
 using onelearn::io::load_csv;
 using onelearn::io::load_npy;
+using onelearn::io::NpyLoadOptions;
 using onelearn::io::save_npy;
 
 const fs::path data_dir{ONELEARN_TEST_DATA_DIR};
@@ -144,6 +153,26 @@ std::string dict(std::string_view descr, std::string_view shape, bool fortran = 
                        onelearn::io_error)
 #define CHECK_IO_ERROR_IS(expr, message) \
   CHECK_THROWS_WITH_AS(static_cast<void>(expr), std::string(message).c_str(), onelearn::io_error)
+
+/// The message of the io_error that `load` throws ("" if it throws none), checked to be a whole
+/// C string: what() must not hold a NUL byte that would cut it short for every reader.
+template <class Load>
+std::string io_error_message(Load&& load) {
+  try {
+    static_cast<void>(load());
+  } catch (const io_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define CHECK_WHOLE_IO_ERROR(expr, message)                           \
+  do {                                                                \
+    const std::string expected_message = (message);                   \
+    const std::string got = io_error_message([&] { return (expr); }); \
+    CHECK(got == expected_message);                                   \
+    CHECK(std::strlen(got.c_str()) == expected_message.size());       \
+  } while (false)
 
 }  // namespace
 
@@ -538,6 +567,91 @@ TEST_CASE("load_npy rejects malformed headers and unknown versions") {
   }
 }
 
+TEST_CASE("load_npy escapes the file's bytes in its messages, so a NUL does not cut them short") {
+  TempDir dir;
+  const fs::path path = dir / "nul.npy";
+  const std::string p = path.string();
+
+  SUBCASE("a header whose length field lies takes in the array data, NUL bytes and all") {
+    const std::string header = dict("<f8", "(2,)") + "\n";
+    REQUIRE(header.size() == 58);
+    std::string bytes = npy_bytes(dict("<f8", "(2,)"), f8({1, 2}));
+    bytes[8] = static_cast<char>(header.size() + 16);  // the length now covers the data too
+    write_file(path, bytes);
+    CHECK_WHOLE_IO_ERROR(
+        load_npy<Vector<double>>(path),
+        p + ": malformed npy header: expected only padding after '}' at offset 58, found "
+            "'\\x00' in \"{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\\x0A"
+            "\\x00\\x00\\x00\\x00\\x00\\x00\\xF0?\\x00\\x00\\x00\\x00\\x00\\x00\\x00@\"");
+  }
+  SUBCASE("a dtype holding a NUL byte") {
+    write_file(path, npy_bytes(dict("<f\0"
+                                    "8"s,
+                                    "(2,)"),
+                               f8({1, 2})));
+    CHECK_WHOLE_IO_ERROR(load_npy<Vector<double>>(path),
+                         p + ": unsupported dtype '<f\\x008' (supported: <f4, <f8, <i4, <i8)");
+  }
+  SUBCASE("a key and a value holding NUL bytes") {
+    write_file(path,
+               npy_bytes("{'descr': '<f8', 'fortran_order': F\0, 'shape': (2,), }"s, f8({1, 2})));
+    CHECK_WHOLE_IO_ERROR(load_npy<Vector<double>>(path),
+                         p + ": malformed npy header: expected True or False for 'fortran_order', "
+                             "found F\\x00 in \"{'descr': '<f8', 'fortran_order': F\\x00, "
+                             "'shape': (2,), }\"");
+  }
+  SUBCASE("magic bytes") {
+    write_file(path, "\0\0\0\0\0\0\0\0"s);
+    CHECK_WHOLE_IO_ERROR(load_npy<Vector<double>>(path),
+                         p + ": not a .npy file: expected the magic string \"\\x93NUMPY\", found "
+                             "\"\\x00\\x00\\x00\\x00\\x00\\x00\"");
+  }
+}
+
+TEST_CASE("load_npy refuses float64 values beyond float32's range unless allow_lossy is set") {
+  TempDir dir;
+  const fs::path path = dir / "big.npy";
+  const std::string p = path.string();
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  constexpr auto float_max = static_cast<double>(std::numeric_limits<float>::max());
+  // float32 rounds everything from max + half an ulp (2^128 - 2^103) upwards to inf.
+  const double first_overflow = std::ldexp(1.0, 128) - std::ldexp(1.0, 103);
+  const double last_finite = std::nextafter(first_overflow, 0.0);
+
+  // Values that only lose precision load, NaN and inf stay as they are.
+  write_file(path, npy_bytes(dict("<f8", "(2, 3)"), f8({0.1, 1e-50, -last_finite, nan, -inf, 2})));
+  const auto fine = load_npy<Matrix<float>>(path);
+  CHECK(fine(0, 0) == 0.1f);
+  CHECK(fine(0, 1) == 0.0f);
+  CHECK(fine(0, 2) == -std::numeric_limits<float>::max());
+  CHECK(std::isnan(fine(1, 0)));
+  CHECK(fine(1, 1) == -std::numeric_limits<float>::infinity());
+  CHECK(fine(1, 2) == 2.0f);
+
+  // A value that would become inf is refused, naming it and where it is.
+  write_file(path, npy_bytes(dict("<f8", "(2, 3)"), f8({0.1, float_max, nan, -inf, 2, 1e300})));
+  CHECK_IO_ERROR_IS(load_npy<Matrix<float>>(path),
+                    p + ": cannot convert <f8 data to float32: element [1, 2] is 1e+300, beyond "
+                        "float32's largest value 3.4028235e+38 (it would become inf); load it as "
+                        "float64, or set NpyLoadOptions::allow_lossy to accept inf");
+  CHECK(load_npy<Matrix<double>>(path)(1, 2) == 1e300);  // float64 holds it
+  const auto lossy = load_npy<Matrix<float>>(path, NpyLoadOptions{.allow_lossy = true});
+  CHECK(lossy(0, 1) == std::numeric_limits<float>::max());
+  CHECK(std::isnan(lossy(0, 2)));
+  CHECK(lossy(1, 2) == std::numeric_limits<float>::infinity());
+
+  write_file(path, npy_bytes(dict("<f8", "(3,)"), f8({1, -first_overflow, 2})));
+  CHECK_IO_ERROR(load_npy<Vector<float>>(path),
+                 "element [1] is -3.4028235677973366e+38, beyond float32's largest value");
+  CHECK(load_npy<Vector<float>>(path, {.allow_lossy = true})(1) ==
+        -std::numeric_limits<float>::infinity());
+
+  // Fortran order: the index is numpy's, not the position in the file.
+  write_file(path, npy_bytes(dict("<f8", "(2, 2)", true), f8({1, 2, -1e39, 4})));
+  CHECK_IO_ERROR(load_npy<Matrix<float>>(path), "element [0, 1] is -1e+39");
+}
+
 // =============================================================================================
 // save_npy
 // =============================================================================================
@@ -663,6 +777,66 @@ TEST_CASE("save_npy onto a directory fails at the rename and removes its tempora
   CHECK_IO_ERROR(save_npy(dir / "taken", Vector<double>::Zero(2)), "cannot rename temporary file");
   CHECK(dir.entries() == std::vector<std::string>{"taken"});
 }
+
+#ifdef ONELEARN_TEST_POSIX
+namespace {
+
+/// Lowers the file size limit for this process, as a full disk would stop a write: write()
+/// then fails with EFBIG (SIGXFSZ, which would kill the process, is ignored meanwhile).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &old_limit_);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = old_limit_;
+    limit.rlim_cur = old_limit_.rlim_max == RLIM_INFINITY ? bytes : std::min(bytes, limit.rlim_max);
+    ok_ = ::setrlimit(RLIMIT_FSIZE, &limit) == 0;
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_limit_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+  [[nodiscard]] bool ok() const { return ok_; }
+
+ private:
+  rlimit old_limit_{};
+  void (*old_handler_)(int) = nullptr;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("save_npy whose write fails half-way keeps the old file and leaves no temporary file") {
+  TempDir dir;
+  const fs::path path = dir / "x.npy";
+  write_file(path, "old contents");
+  const Matrix<double> m = Matrix<double>::Ones(100, 100);  // 80 kB, far over the limit
+  std::string message;
+  bool limited = false;
+  {
+    // Nothing but the save runs under the limit: a test log written to a file must not fail.
+    FileSizeLimit limit(4096);
+    limited = limit.ok();
+    message = io_error_message([&] {
+      save_npy(path, m);
+      return 0;
+    });
+  }
+  REQUIRE(limited);
+  CHECK(message.starts_with(path.string() + ": cannot write temporary file '" + path.string() +
+                            ".onelearn-tmp."));
+  CHECK(message.ends_with("': File too large"));
+  CHECK(read_file(path) == "old contents");
+  CHECK(dir.entries() == std::vector<std::string>{"x.npy"});
+
+  // The same save without the limit succeeds, and leaves nothing but its file either.
+  save_npy(path, m);
+  CHECK(load_npy<Matrix<double>>(path) == m);
+  CHECK(dir.entries() == std::vector<std::string>{"x.npy"});
+}
+#endif
 
 // =============================================================================================
 // load_csv
@@ -816,4 +990,84 @@ TEST_CASE("load_csv reports bad rows and fields with line and column") {
     CHECK_IO_ERROR(load_csv<double>(missing),
                    missing.string() + ": cannot open for reading: No such file or directory");
   }
+}
+
+TEST_CASE("load_csv reads LF, CRLF and CR-only (old Mac) line ends alike, mixed too") {
+  TempDir dir;
+  const fs::path path = dir / "ends.csv";
+  const Matrix<double> expected = (Matrix<double>(2, 2) << 1, 2, 3, 4).finished();
+  for (const std::string text : {"a,b\n1,2\n3,4\n", "a,b\r\n1,2\r\n3,4\r\n", "a,b\r1,2\r3,4\r",
+                                 "a,b\r1,2\r\n3,4\n", "a,b\r1,2\r3,4", "a,b\n\r\r\n1,2\r\r3,4"}) {
+    CAPTURE(text);
+    write_file(path, text);
+    const auto data = load_csv<double>(path);
+    CHECK(data.features() == expected);
+    CHECK(data.feature_names() == std::vector<std::string>{"a", "b"});
+  }
+
+  // Line numbers count a CR, an LF and a CRLF as one line end each; blank lines count.
+  const std::string p = path.string();
+  write_file(path, "a,b\r\r1,2\r3,x\r");
+  CHECK_IO_ERROR_IS(load_csv<double>(path), p + ":4, column 2 ('b'): expected a number, found 'x'");
+  write_file(path, "a,b\r\r\n1,x\n");  // CR, then CRLF: a blank line 2
+  CHECK_IO_ERROR(load_csv<double>(path), p + ":3, column 2 ('b')");
+  write_file(path, "a,b\r\r");
+  CHECK_IO_ERROR_IS(load_csv<double>(path), p + ": no data rows");
+}
+
+TEST_CASE("load_csv escapes the file's bytes in its messages, so a NUL does not cut them short") {
+  TempDir dir;
+  const fs::path path = dir / "nul.csv";
+  const std::string p = path.string();
+
+  write_file(path, "a,b\n1\0,2\n"s);
+  CHECK_WHOLE_IO_ERROR(load_csv<double>(path),
+                       p + ":2, column 1 ('a'): expected a number, found '1\\x00'");
+
+  write_file(path, "a\0x,b\x01\n1,2\x7f\n"s);
+  CHECK_WHOLE_IO_ERROR(load_csv<double>(path),
+                       p + ":2, column 2 ('b\\x01'): expected a number, found '2\\x7F'");
+  CHECK_WHOLE_IO_ERROR(load_csv<double>(path, {.label_column = std::string("y")}),
+                       p + ": no column named 'y'; the header has 'a\\x00x', 'b\\x01'");
+
+  write_file(path, "a,b\n1,2\n3,4\0\n"s);
+  CHECK_WHOLE_IO_ERROR(load_csv<std::int64_t>(path),
+                       p + ":3, column 2 ('b'): expected an integer, found '4\\x00'");
+}
+
+TEST_CASE("load_csv into float refuses numbers beyond float's range unless allow_lossy is set") {
+  TempDir dir;
+  const fs::path path = dir / "big.csv";
+  const std::string p = path.string();
+  constexpr float float_max = std::numeric_limits<float>::max();
+  constexpr float inf = std::numeric_limits<float>::infinity();
+
+  // Numbers that only lose precision load, tiny ones as 0; "nan" and "inf" stay as they are.
+  write_file(path, "a,b\n0.1,1e-50\n3.4028235e38,nan\n-inf,-3.40282356e38\n");
+  const auto fine = load_csv<float>(path);
+  CHECK(fine.features()(0, 0) == 0.1f);
+  CHECK(fine.features()(0, 1) == 0.0f);
+  CHECK(fine.features()(1, 0) == float_max);
+  CHECK(std::isnan(fine.features()(1, 1)));
+  CHECK(fine.features()(2, 0) == -inf);
+  CHECK(fine.features()(2, 1) == -float_max);
+
+  write_file(path, "a,b\n0.1,2\n+1e39,4\n");
+  CHECK_IO_ERROR_IS(load_csv<float>(path),
+                    p + ":3, column 1 ('a'): expected a number that a float can hold (magnitude at "
+                        "most 3.4028235e+38), found '+1e39', which would become inf; set "
+                        "CsvOptions::allow_lossy to accept inf");
+  CHECK(load_csv<double>(path).features()(1, 0) == 1e39);  // a double holds it
+  const auto lossy = load_csv<float>(path, {.allow_lossy = true});
+  CHECK(lossy.features()(1, 0) == inf);
+  CHECK(lossy.features()(0, 0) == 0.1f);
+
+  // The label column too.
+  write_file(path, "x,y\n1,-3.40282357e38\n");
+  CHECK_IO_ERROR((load_csv<double, float>(path, {.label_column = std::string("y")})),
+                 p + ":2, column 2 ('y'): expected a number that a float can hold");
+  const auto labels =
+      load_csv<double, float>(path, {.label_column = std::string("y"), .allow_lossy = true});
+  CHECK(labels.targets()(0) == -inf);
+  CHECK(labels.features()(0, 0) == 1.0);
 }

@@ -1,6 +1,7 @@
 // Tests for the building blocks of the io/ floor that every file format shares:
-// io/atomic_file.hpp (whole or nothing), io/byte_reader.hpp (bounded reads, typed truncation
-// errors) and io/text_writer.hpp (JSON escaping, CSV quoting, round-trip numbers).
+// io/atomic_file.hpp (whole or nothing, stale temporaries cleaned up), io/byte_reader.hpp
+// (bounded reads, typed truncation errors), io/text_writer.hpp (JSON escaping, CSV quoting,
+// round-trip numbers) and io/detail/escape_bytes.hpp (input bytes in messages).
 //
 // Expected values are literal bytes and text written here, and for numbers std::from_chars
 // reading the text back.
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -25,7 +27,15 @@
 
 #include "onelearn/io/atomic_file.hpp"
 #include "onelearn/io/byte_reader.hpp"
+#include "onelearn/io/detail/escape_bytes.hpp"
 #include "onelearn/io/text_writer.hpp"
+
+#if defined(__unix__) || defined(__APPLE__)
+#define ONELEARN_TEST_POSIX 1
+#include <signal.h>    // kill
+#include <sys/wait.h>  // waitpid
+#include <unistd.h>    // fork, getpid
+#endif
 
 namespace {
 
@@ -130,9 +140,9 @@ TEST_CASE("write_file_atomically: a failure mid-write leaves the old file and no
   CHECK(dir.entries() == std::vector<std::string>{"x.txt"});
 
   // An io_error from inside the writer (a nested format's own check) passes through as it is.
-  CHECK_IO_ERROR_IS(io::write_file_atomically(dir / "x.txt",
-                                              [](io::FileSink&) { throw io_error("inner"); }),
-                    "inner");
+  CHECK_IO_ERROR_IS(
+      io::write_file_atomically(dir / "x.txt", [](io::FileSink&) { throw io_error("inner"); }),
+      "inner");
   CHECK(read_file(dir / "x.txt") == "the old file");
   CHECK(dir.entries() == std::vector<std::string>{"x.txt"});
 }
@@ -140,9 +150,9 @@ TEST_CASE("write_file_atomically: a failure mid-write leaves the old file and no
 TEST_CASE("write_file_atomically: a missing directory or a directory in the way is an io_error") {
   TempDir dir;
   const fs::path missing = dir / "no_such_dir" / "x.txt";
-  CHECK_IO_ERROR(io::write_file_atomically(missing, "data"),
-                 missing.string() + ": cannot create temporary file '" + missing.string() +
-                     ".tmp-");
+  CHECK_IO_ERROR(
+      io::write_file_atomically(missing, "data"),
+      missing.string() + ": cannot create temporary file '" + missing.string() + ".onelearn-tmp.");
   CHECK_IO_ERROR(io::write_file_atomically(missing, "data"), "No such file or directory");
   CHECK(dir.entries().empty());
 
@@ -154,8 +164,9 @@ TEST_CASE("write_file_atomically: a missing directory or a directory in the way 
   CHECK(fs::is_directory(dir / "taken" / "child"));
 }
 
-TEST_CASE("write_file_atomically gives the new file the usual permissions, not the 0600 of a "
-          "temporary") {
+TEST_CASE(
+    "write_file_atomically gives the new file the usual permissions, not the 0600 of a "
+    "temporary") {
   TempDir dir;
   io::write_file_atomically(dir / "p.txt", "x");
   const fs::perms p = fs::status(dir / "p.txt").permissions();
@@ -166,12 +177,93 @@ TEST_CASE("write_file_atomically gives the new file the usual permissions, not t
   CHECK(p == fs::status(dir / "reference.txt").permissions());
 }
 
+#ifdef ONELEARN_TEST_POSIX
+namespace {
+
+/// The id of a process that existed and is gone: a child that exited and was waited for.
+long dead_pid() {
+  const ::pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  errno = 0;
+  REQUIRE(::kill(child, 0) != 0);  // reaped: no such process any more
+  REQUIRE(errno == ESRCH);
+  return static_cast<long>(child);
+}
+
+}  // namespace
+
+TEST_CASE("write_file_atomically names its temporary after the target and the writing process") {
+  TempDir dir;
+  std::vector<std::string> during;
+  io::write_file_atomically(dir / "t.bin", [&](io::FileSink& out) {
+    out.write(std::string_view("x"));
+    during = dir.entries();
+  });
+  REQUIRE(during.size() == 1);
+  const std::string prefix = "t.bin.onelearn-tmp." + std::to_string(::getpid()) + ".";
+  CHECK(during.front().starts_with(prefix));
+  const std::string random = during.front().substr(prefix.size());
+  CHECK(!random.empty());
+  CHECK(random.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(dir.entries() == std::vector<std::string>{"t.bin"});
+}
+
+TEST_CASE(
+    "write_file_atomically removes the temporaries that dead writers of its target left, "
+    "and nothing else") {
+  TempDir dir;
+  const std::string dead = std::to_string(dead_pid());
+  const std::string self = std::to_string(::getpid());
+  const std::string stale = "x.bin.onelearn-tmp." + dead + ".1f2e3d";
+  const std::vector<std::string> kept = {
+      "x.bin.onelearn-tmp." + self + ".1f2e3d",  // a live writer: this process
+      "x.bin.onelearn-tmp.1.1f2e3d",             // a live writer: pid 1 always exists
+      "y.bin.onelearn-tmp." + dead + ".1f2e3d",  // another target
+      "xx.bin.onelearn-tmp." + dead + ".1f2e3d",
+      "x.bin.onelearn-tmp." + dead + ".1f2e3d.bak",  // names that do not match exactly
+      "x.bin.onelearn-tmp." + dead + ".",
+      "x.bin.onelearn-tmp.0" + dead + ".1f2e3d",
+      "x.bin.onelearn-tmp.-" + dead + ".1f2e3d",
+      "x.bin.tmp-" + dead + "-1f2e3d",
+  };
+  write_file(dir / stale, "left by a writer that was killed");
+  for (const std::string& name : kept) write_file(dir / name, "keep me");
+  fs::create_directory(dir / ("x.bin.onelearn-tmp." + dead + ".abc"));  // not a file
+
+  io::write_file_atomically(dir / "x.bin", "new");
+  CHECK(read_file(dir / "x.bin") == "new");
+  std::vector<std::string> expected = kept;
+  expected.push_back("x.bin");
+  expected.push_back("x.bin.onelearn-tmp." + dead + ".abc");
+  std::sort(expected.begin(), expected.end());
+  CHECK(dir.entries() == expected);
+
+  // The next save of y.bin cleans up after y.bin's dead writer.
+  io::write_file_atomically(dir / "y.bin", "y");
+  CHECK(!fs::exists(dir / ("y.bin.onelearn-tmp." + dead + ".1f2e3d")));
+  CHECK(fs::exists(dir / ("x.bin.onelearn-tmp." + self + ".1f2e3d")));
+
+  // A save that fails cleans up too: the stale file goes before the writing starts.
+  write_file(dir / stale, "left by a writer that was killed");
+  CHECK_THROWS_AS(io::write_file_atomically(dir / "x.bin",
+                                            [](io::FileSink&) { throw std::runtime_error("x"); }),
+                  std::runtime_error);
+  CHECK(!fs::exists(dir / stale));
+  CHECK(read_file(dir / "x.bin") == "new");
+}
+#endif
+
 // =============================================================================================
 // io::ByteReader
 // =============================================================================================
 
 TEST_CASE("ByteReader over bytes in memory reads little-endian integers and exact lengths") {
-  const std::string bytes = "\x01\x02\x03\x04\x05\x06\x07\x08\x2a\x00" "abc"s;
+  const std::string bytes =
+      "\x01\x02\x03\x04\x05\x06\x07\x08\x2a\x00"
+      "abc"s;
   io::ByteReader in(bytes, "buffer");
   CHECK(in.where() == "buffer");
   CHECK(in.remaining() == 13);
@@ -292,4 +384,16 @@ TEST_CASE("CsvWriter builds rows of quoted fields and numbers") {
         "\"alpha, beta\",0.1,\"said \"\"ok\"\"\"\n"
         "-3,7,\n"
         "nan\n");
+}
+
+// =============================================================================================
+// io/detail/escape_bytes.hpp
+// =============================================================================================
+
+TEST_CASE("escape_bytes keeps printable ASCII and writes every other byte as \\xHH") {
+  CHECK(io::detail::escape_bytes("") == "");
+  CHECK(io::detail::escape_bytes("plain 'text' 0-9") == "plain 'text' 0-9");
+  const std::string escaped = io::detail::escape_bytes("1\0\t\n\x1f\x7f\x80\xff\\\""s);
+  CHECK(escaped == R"(1\x00\x09\x0A\x1F\x7F\x80\xFF\x5C\x22)");
+  CHECK(escaped.find('\0') == std::string::npos);
 }

@@ -12,13 +12,27 @@
  *
  * io::write_file_atomically: the one way onelearn writes a file (save_npy, nn weights and
  * checkpoints, ONNX models, search and tune results), whole or not at all. The data goes to a
- * new temporary file "<path>.tmp-<pid>-<random>" in the same directory (so the rename stays on
- * one file system), created exclusively so that no two writers ever share one; it is flushed
- * to disk (fsync) and closed, then renamed over `path`, and the directory is fsync'ed so that
- * the rename itself survives a crash. A reader, or a crash, sees the old file or the new one,
- * never half of one. On any failure (including an exception thrown by the writing function)
- * the temporary file is removed and `path` is untouched. The new file gets the usual
- * permissions (0666 less the umask).
+ * new temporary file "<path>.onelearn-tmp.<pid>.<random hex>" in the same directory (so the
+ * rename stays on one file system), created exclusively so that no two writers ever share one;
+ * it is flushed to disk (fsync) and closed, then renamed over `path`, and the directory is
+ * fsync'ed so that the rename itself survives a crash. A reader, or a crash, sees the old file
+ * or the new one, never half of one. On any failure (including an exception thrown by the
+ * writing function) the temporary file is removed and `path` is untouched. The new file gets
+ * the usual permissions (0666 less the umask).
+ *
+ * Temporary files of writers that died: a process killed half-way through a save (SIGKILL, the
+ * OOM killer, a power cut) cannot remove its temporary file, and nothing else would. So the
+ * name says whose it is, the target's file name and the writer's process id, and each save of
+ * `path`, before it writes, removes the temporaries of that same `path` whose process is not
+ * alive on this host (kill(pid, 0) fails with ESRCH). Left alone: temporaries of live processes
+ * (one may be saving the same file right now; this process's own always count as live), of a
+ * process that cannot be asked (EPERM: it exists, under another user), of other targets, and
+ * every file whose name does not match the pattern exactly. The cleanup is best effort and never
+ * fails a save. Its limits: it lists the directory once per save; a stale temporary is only
+ * found by the next save of the same path; process ids are those of this host, so on a file
+ * system shared between hosts or containers a writer elsewhere whose pid is not alive here can
+ * lose its temporary (its rename then fails with an io_error, and its target stays untouched);
+ * where there is no kill() (Windows) nothing is cleaned up.
  *
  * Errors: `io_error`, its message starting with `path`: "cannot create temporary file '<tmp>':
  * <reason>" (a missing directory, no permission), "cannot write temporary file '<tmp>':
@@ -42,6 +56,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "onelearn/core/errors.hpp"
 #include "onelearn/io/detail/errno_message.hpp"
@@ -49,6 +64,7 @@
 #if defined(__unix__) || defined(__APPLE__)
 #define ONELEARN_IO_POSIX_FILES 1
 #include <fcntl.h>   // open: O_EXCL creation
+#include <signal.h>  // kill(pid, 0): whether the writer of a stale temporary is alive
 #include <unistd.h>  // write, fsync, close, getpid
 #elif defined(_WIN32)
 #include <process.h>  // _getpid, for temporary file names
@@ -184,8 +200,12 @@ inline long process_id() {
 #endif
 }
 
-/// "<path>.tmp-<pid>-<random>": beside `path`; the pid and a random number keep concurrent
-/// writers apart, and exclusive creation makes sure of it.
+/// What separates the target's file name from the writer's pid in a temporary's name.
+inline constexpr std::string_view temporary_marker = ".onelearn-tmp.";
+
+/// "<path>.onelearn-tmp.<pid>.<random hex>": beside `path`; the pid and a random number keep
+/// concurrent writers apart, and exclusive creation makes sure of it. The target and the pid in
+/// the name let a later save find the temporaries of writers that died.
 inline std::filesystem::path temporary_name(const std::filesystem::path& path) {
   static std::atomic<std::uint64_t> counter{0};
   std::uint64_t random = (counter.fetch_add(1) + 1) * 0x9E3779B97F4A7C15ULL;
@@ -199,8 +219,75 @@ inline std::filesystem::path temporary_name(const std::filesystem::path& path) {
   char hex[17];
   const auto end = std::to_chars(hex, hex + 16, random, 16).ptr;
   std::filesystem::path tmp = path;
-  tmp += ".tmp-" + std::to_string(process_id()) + "-" + std::string(hex, end);
+  tmp += std::string(temporary_marker) + std::to_string(process_id()) + "." + std::string(hex, end);
   return tmp;
+}
+
+/// The writer's process id if `name` is exactly the name of a temporary of the file named
+/// `target` ("<target>.onelearn-tmp.<pid>.<lowercase hex>", as temporary_name makes it), else 0.
+inline long temporary_owner(std::string_view name, std::string_view target) {
+  if (target.empty() || !name.starts_with(target)) return 0;
+  name.remove_prefix(target.size());
+  if (!name.starts_with(temporary_marker)) return 0;
+  name.remove_prefix(temporary_marker.size());
+  const std::size_t dot = name.find('.');
+  if (dot == std::string_view::npos) return 0;
+  const std::string_view pid_text = name.substr(0, dot);
+  const std::string_view random = name.substr(dot + 1);
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto is_hex = [&](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); };
+  if (pid_text.empty() || pid_text.front() == '0' || random.empty()) return 0;
+  for (const char c : pid_text) {
+    if (!is_digit(c)) return 0;
+  }
+  for (const char c : random) {
+    if (!is_hex(c)) return 0;
+  }
+  long pid = 0;
+  const auto [ptr, ec] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+  if (ec != std::errc{} || ptr != pid_text.data() + pid_text.size()) return 0;
+  return pid;
+}
+
+/// Whether the system says that no process `pid` exists on this host. False whenever that is
+/// not certain: this process, another user's process (EPERM), a platform without kill().
+inline bool process_is_gone(long pid) {
+#ifdef ONELEARN_IO_POSIX_FILES
+  // kill(0, ...) and kill(-1, ...) address process groups, not one process: never ask for them.
+  if (pid <= 0 || pid == process_id() || !std::in_range<::pid_t>(pid)) return false;
+  errno = 0;
+  return ::kill(static_cast<::pid_t>(pid), 0) != 0 && errno == ESRCH;
+#else
+  static_cast<void>(pid);
+  return false;
+#endif
+}
+
+/// Removes the temporary files of `path` whose writer died half-way (see the header comment).
+/// Best effort: a directory that cannot be listed, or a file that cannot be removed, is left.
+inline void remove_stale_temporaries(const std::filesystem::path& path) {
+#ifdef ONELEARN_IO_POSIX_FILES
+  namespace fs = std::filesystem;
+  const std::string target = path.filename().string();
+  if (target.empty()) return;  // "dir/": not a file; creating the temporary reports it
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::vector<fs::path> stale;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const long pid = temporary_owner(it->path().filename().native(), target);
+    if (pid <= 0) continue;
+    std::error_code status_ec;
+    if (it->symlink_status(status_ec).type() != fs::file_type::regular) continue;
+    if (process_is_gone(pid)) stale.push_back(it->path());
+  }
+  // Removed after the listing: a directory changed while it is read may skip entries.
+  for (const fs::path& file : stale) {
+    std::error_code ignored;
+    fs::remove(file, ignored);
+  }
+#else
+  static_cast<void>(path);
+#endif
 }
 
 }  // namespace detail
@@ -211,6 +298,7 @@ template <class Write>
   requires std::invocable<Write&, FileSink&>
 void write_file_atomically(const std::filesystem::path& path, Write&& write) {
   const std::string where = path.string();
+  detail::remove_stale_temporaries(path);
   // Exclusive creation fails only if another writer drew the same name: draw again.
   for (int attempt = 0;; ++attempt) {
     FileSink sink(where, detail::temporary_name(path));

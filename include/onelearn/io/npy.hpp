@@ -14,15 +14,21 @@
  * Supported: dtypes <f4, <f8, <i4 and <i8 (little-endian float32/float64/int32/int64), C or
  * Fortran order, format versions 1.0, 2.0 and 3.0. The data is converted to the scalar type
  * asked for; a conversion into an integer type must be exact, so that labels are never silently
- * rounded. The bytes are read with io::ByteReader (io/byte_reader.hpp), which checks every
- * length against the file's size before allocating; save_npy writes through
- * io::write_file_atomically (io/atomic_file.hpp), so `path` is either untouched or complete.
+ * rounded. float64 data loaded as float32 may lose precision (that is what asking for float32
+ * means), but a finite value beyond float32's range, which would become inf, is an error unless
+ * NpyLoadOptions::allow_lossy is set; NaN and the infinities stay what they are. The bytes are
+ * read with io::ByteReader (io/byte_reader.hpp), which checks every length against the file's
+ * size before allocating; save_npy writes through io::write_file_atomically
+ * (io/atomic_file.hpp), which fsyncs the data before the rename, so `path` is either untouched
+ * or complete.
  *
  * Errors: every failure is an onelearn::io_error whose message starts with the file's path,
  * then says what was expected and what was found: a missing or unreadable file, a wrong magic
  * string, an unsupported version or dtype, a malformed header, a truncated file, an array of
- * the wrong rank for M, a value that does not convert exactly; for save_npy, a temporary file
- * that cannot be created or written, or a rename that fails.
+ * the wrong rank for M, a value that does not convert exactly or (into float32) is out of
+ * range; bytes taken from the file (the magic string, the header, the dtype) are shown with
+ * non-printable bytes as \xHH. For save_npy, a temporary file that cannot be created or
+ * written, or a rename that fails.
  */
 
 #include <Eigen/Core>
@@ -44,6 +50,7 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/io/atomic_file.hpp"
 #include "onelearn/io/byte_reader.hpp"
+#include "onelearn/io/detail/escape_bytes.hpp"
 #include "onelearn/io/detail/exact_conversion.hpp"
 #include "onelearn/io/detail/npy_header.hpp"
 
@@ -55,12 +62,22 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace onelearn::io {
 
+/// How load_npy converts the stored values into the scalar type asked for.
+struct NpyLoadOptions {
+  /// Lets a finite float64 value beyond float32's range (magnitude above 3.4028235e+38) load
+  /// into float as +-inf, as a static_cast would. Off by default: such a value is an io_error,
+  /// because an inf in the features poisons every computation downstream without a word. This
+  /// does not relax conversions into integer types, which stay exact (labels are never rounded).
+  bool allow_lossy = false;
+};
+
 /// Loads a .npy file into `M`, which is `Matrix<T>` or `Vector<T>` for T in {float, double,
 /// std::int32_t, std::int64_t} (so `load_npy<Labels>` works). A Matrix needs a 2-d array; a
 /// Vector takes shape (n,), (n, 1) or (1, n). Float data loaded into an integer type must hold
-/// integers in range; every other conversion is a static_cast.
+/// integers in range; float64 data loaded into float32 must be within float32's range (see
+/// NpyLoadOptions::allow_lossy); every other conversion is a static_cast.
 template <class M>
-[[nodiscard]] M load_npy(const std::filesystem::path& path);
+[[nodiscard]] M load_npy(const std::filesystem::path& path, const NpyLoadOptions& options = {});
 
 /// Saves any Eigen dense expression as a .npy file (format 1.0, C order, dtype from the scalar
 /// type). A compile-time column vector is saved with shape (n,), everything else as (rows, cols).
@@ -112,23 +129,6 @@ constexpr bool is_npy_target = npy_scalar<typename M::Scalar> &&
                                (std::is_same_v<M, Matrix<typename M::Scalar>> ||
                                 std::is_same_v<M, Vector<typename M::Scalar>>);
 
-/// Shows bytes that may not be text: printable ASCII as is, the rest as \xHH.
-inline std::string escape_bytes(std::string_view bytes) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : bytes) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f && c != '\\' && c != '"') {
-      out += c;
-    } else {
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 0xf];
-    }
-  }
-  return out;
-}
-
 /// Rows and columns of the M that the array of `header.shape` loads into (for a Vector,
 /// columns is 1).
 template <class M>
@@ -166,13 +166,6 @@ inline std::string npy_element_index(const NpyHeader& header, std::uint64_t k) {
   return "[" + std::to_string(i) + ", " + std::to_string(j) + "]";
 }
 
-template <class V>
-std::string value_text(V value) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
-
 template <class Target, class Source>
 void check_exact_conversion(const std::vector<Source>& raw, const NpyHeader& header,
                             const std::string& where) {
@@ -187,9 +180,33 @@ void check_exact_conversion(const std::vector<Source>& raw, const NpyHeader& hea
   }
 }
 
+/// Refuses (or, with `allow_lossy`, turns into +-inf) the finite values of `raw` that are
+/// beyond Target's range, so that the cast that follows never overflows. Only float64 data
+/// loaded as float32 can be out of range so; for the other pairs this does nothing.
+template <class Target, class Source>
+void check_floating_range(std::vector<Source>& raw, const NpyHeader& header,
+                          const std::string& where, bool allow_lossy) {
+  if constexpr (std::is_floating_point_v<Source> && std::is_floating_point_v<Target>) {
+    for (std::size_t k = 0; k < raw.size(); ++k) {
+      if (!overflows_to_infinity<Target>(raw[k])) continue;
+      if (allow_lossy) {
+        raw[k] = std::copysign(std::numeric_limits<Source>::infinity(), raw[k]);
+        continue;
+      }
+      throw io_error(where + ": cannot convert " + header.descr + " data to " +
+                     scalar_name<Target>() + ": element " + npy_element_index(header, k) + " is " +
+                     value_text(raw[k]) + ", beyond " + scalar_name<Target>() +
+                     "'s largest value " + value_text(std::numeric_limits<Target>::max()) +
+                     " (it would become inf); load it as " + scalar_name<Source>() +
+                     ", or set NpyLoadOptions::allow_lossy to accept inf");
+    }
+  }
+}
+
 /// Reads the array data, stored as `Source`, into an M of `rows` x `cols`.
 template <class Source, class M>
-M read_npy_data(ByteReader& in, const NpyHeader& header, index_t rows, index_t cols) {
+M read_npy_data(ByteReader& in, const NpyHeader& header, index_t rows, index_t cols,
+                const NpyLoadOptions& options) {
   using Target = typename M::Scalar;
   const auto count = static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols);
   if (rows != 0 && count / static_cast<std::uint64_t>(rows) != static_cast<std::uint64_t>(cols)) {
@@ -218,6 +235,7 @@ M read_npy_data(ByteReader& in, const NpyHeader& header, index_t rows, index_t c
   std::vector<Source> raw(static_cast<std::size_t>(count));
   in.read(raw.data(), bytes, "array data");
   check_exact_conversion<Target>(raw, header, in.where());
+  check_floating_range<Target>(raw, header, in.where(), options.allow_lossy);
   if constexpr (std::is_same_v<M, Vector<Target>>) {
     return Eigen::Map<const Vector<Source>>(raw.data(), rows).template cast<Target>();
   } else if (header.fortran_order) {
@@ -275,7 +293,7 @@ inline std::string npy_preamble(const std::string& descr, const std::vector<std:
 }
 
 template <class M>
-M load_npy(const std::filesystem::path& path) {
+M load_npy(const std::filesystem::path& path, const NpyLoadOptions& options) {
   static_assert(detail::is_npy_target<M>,
                 "load_npy<M>: M must be onelearn::Matrix<T> or onelearn::Vector<T> with T one of "
                 "float, double, std::int32_t, std::int64_t");
@@ -285,14 +303,15 @@ M load_npy(const std::filesystem::path& path) {
   if (!header.descr_is_string ||
       (descr != "<f4" && descr != "<f8" && descr != "<i4" && descr != "<i8")) {
     throw io_error(in.where() + ": unsupported dtype " + (header.descr_is_string ? "'" : "") +
-                   descr + (header.descr_is_string ? "'" : "") +
+                   detail::escape_bytes(descr) + (header.descr_is_string ? "'" : "") +
                    " (supported: <f4, <f8, <i4, <i8)");
   }
   const auto [rows, cols] = detail::npy_target_shape<M>(header, in.where());
-  if (descr == "<f4") return detail::read_npy_data<float, M>(in, header, rows, cols);
-  if (descr == "<f8") return detail::read_npy_data<double, M>(in, header, rows, cols);
-  if (descr == "<i4") return detail::read_npy_data<std::int32_t, M>(in, header, rows, cols);
-  return detail::read_npy_data<std::int64_t, M>(in, header, rows, cols);
+  if (descr == "<f4") return detail::read_npy_data<float, M>(in, header, rows, cols, options);
+  if (descr == "<f8") return detail::read_npy_data<double, M>(in, header, rows, cols, options);
+  if (descr == "<i4")
+    return detail::read_npy_data<std::int32_t, M>(in, header, rows, cols, options);
+  return detail::read_npy_data<std::int64_t, M>(in, header, rows, cols, options);
 }
 
 template <class Derived>

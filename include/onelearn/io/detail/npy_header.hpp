@@ -8,6 +8,10 @@
 // Python literal is allowed: keys in any order, either quote character, extra whitespace, an
 // optional trailing comma, and (in files written by Python 2) integers with an 'L' suffix. This
 // parser accepts that subset of Python literal syntax and nothing more.
+//
+// The header comes from the file, and a corrupt length field makes it hold array data: every
+// piece of it that goes into an error message is passed through escape_bytes, so that a NUL
+// byte does not cut the message short.
 // Format reference: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
 
 #include <cstddef>
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/io/detail/escape_bytes.hpp"
 
 namespace onelearn::io::detail {
 
@@ -53,7 +58,8 @@ class NpyHeaderParser {
     std::map<std::string, std::string_view> entries = parse_dict();
     for (const auto& [key, value] : entries) {
       if (key != "descr" && key != "fortran_order" && key != "shape") {
-        fail("unexpected key '" + key + "' (expected 'descr', 'fortran_order' and 'shape')");
+        fail("unexpected key '" + escape_bytes(key) +
+             "' (expected 'descr', 'fortran_order' and 'shape')");
       }
     }
     NpyHeader header;
@@ -77,7 +83,7 @@ class NpyHeaderParser {
       expect(':');
       skip_space();
       const std::string_view value = scan_value();
-      if (!entries.emplace(key, value).second) fail("duplicate key '" + key + "'");
+      if (!entries.emplace(key, value).second) fail("duplicate key '" + escape_bytes(key) + "'");
       skip_space();
       if (peek() == ',') {
         ++pos_;
@@ -158,13 +164,13 @@ class NpyHeaderParser {
   bool interpret_bool(std::string_view value, const std::string& key) {
     if (value == "True") return true;
     if (value == "False") return false;
-    fail("expected True or False for '" + key + "', found " + std::string(value));
+    fail("expected True or False for '" + key + "', found " + escape_bytes(value));
   }
 
   /// '(' [int (',' int)* [',']] ')', where each int may carry a Python 2 'L' suffix.
   std::vector<std::uint64_t> interpret_shape(std::string_view value) {
     const auto bad = [&](const std::string& why) {
-      fail("expected a tuple of non-negative integers for 'shape', found " + std::string(value) +
+      fail("expected a tuple of non-negative integers for 'shape', found " + escape_bytes(value) +
            " (" + why + ")");
     };
     if (value.size() < 2 || value.front() != '(' || value.back() != ')') bad("not a tuple");
@@ -208,15 +214,16 @@ class NpyHeaderParser {
   }
 
   [[noreturn]] void fail_expected(const std::string& what) const {
-    const std::string found =
-        pos_ < text_.size() ? "'" + std::string(1, text_[pos_]) + "'" : "the end of the header";
+    const std::string found = pos_ < text_.size() ? "'" + escape_bytes(text_.substr(pos_, 1)) + "'"
+                                                  : "the end of the header";
     fail("expected " + what + " at offset " + std::to_string(pos_) + ", found " + found);
   }
 
   [[noreturn]] void fail(const std::string& why) const {
     constexpr std::size_t max_shown = 200;  // a corrupt length can make the "header" huge
-    std::string shown(text_.substr(0, max_shown));
-    while (!shown.empty() && is_space(shown.back())) shown.pop_back();
+    std::string_view head = text_.substr(0, max_shown);
+    while (!head.empty() && is_space(head.back())) head.remove_suffix(1);
+    std::string shown = escape_bytes(head);
     if (text_.size() > max_shown) shown += "...";
     throw io_error(where_ + ": malformed npy header: " + why + " in \"" + shown + "\"");
   }
