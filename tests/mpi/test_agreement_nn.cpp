@@ -141,6 +141,12 @@ TEST_CASE("Sequential.fit: work done on one rank reports to every rank") {
     const Outcome outcome = run([&] { model.fit(rows.X, rows.y, options, checkpoint); });
     check_same_error(comm, outcome, "io_error", "on rank 0: ");
   }
+  SUBCASE("CSVLogger (rank 0 writes) into a directory that does not exist") {
+    Model model = make_model();
+    nn::CSVLogger log(dir / "missing" / "log.csv");
+    const Outcome outcome = run([&] { model.fit(rows.X, rows.y, options, log); });
+    check_same_error(comm, outcome, "io_error", "on rank 0: CSVLogger: expected to open");
+  }
   SUBCASE("a callback that throws on one rank") {
     Model model = make_model();
     auto throws_on_rank_1 = [&](Model&, int epoch, const nn::Logs&) {
