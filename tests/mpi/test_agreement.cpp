@@ -326,6 +326,12 @@ TEST_CASE("searches, pipelines and tune::run with a setting that differs on one 
     check_disagreement(comm, run_fit([&] { pipe.fit(data.X, data.y); }),
                        "Ridge.fit: ranks disagree on alpha: 1 on rank");
   }
+  SUBCASE("tune::ablation: another component") {
+    auto train = [](const tune::Trial& t, tune::Reporter&) { return t.get<bool>("a") ? 1.0 : 0.0; };
+    const std::vector<tune::Component> components{{"a"}, {odd_one ? "c" : "b"}};
+    check_disagreement(comm, run_fit([&] { (void)tune::ablation(train, components, {}, comm); }),
+                       "tune::ablation: ranks disagree on configuration 0: {a=true, b=true} on rank");
+  }
   SUBCASE("tune::run: another seed") {
     const tune::Space space{{"x", tune::uniform{0.0, 1.0}}};
     auto train = [](const tune::Trial& trial, tune::Reporter&) { return trial.get<double>("x"); };

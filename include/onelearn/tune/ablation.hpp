@@ -229,6 +229,24 @@ AblationResults run_ablation(const TrainFunction& fn, const std::vector<Componen
     }
   });
   std::vector<AblationRow> rows = ablation_rows(components, options.fixed);
+  if constexpr (Exec::is_distributed) {
+    // Ranks with other components or options would run other trials and fall out of step.
+    using onelearn::detail::exact_text;
+    onelearn::detail::NamedValues values;
+    values.add("mode", options.mode == Mode::max ? "max" : "min");
+    values.add("repeats", static_cast<std::int64_t>(options.repeats));
+    values.add("seed", options.seed);
+    values.add("batch_size", static_cast<std::int64_t>(options.batch_size));
+    values.add("ranks_per_trial", options.ranks_per_trial);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::string text;
+      for (const auto& [name, value] : rows[i].params) {
+        text += (text.empty() ? "" : ", ") + name + "=" + exact_text(value);
+      }
+      values.add("configuration " + std::to_string(i), "{" + text + "}");
+    }
+    world.check_same_values("tune::ablation", values.values());
+  }
   const std::size_t repeats = options.repeats;
   const Suggest suggest = [&](std::size_t first_id, std::size_t count,
                               const std::vector<TrialResult>&) {
