@@ -47,3 +47,24 @@ add_test(NAME mpi_timeout_abort
 set_tests_properties(mpi_timeout_abort PROPERTIES LABELS mpi TIMEOUT 60 PROCESSORS 2
   PASS_REGULAR_EXPRESSION "exec::mpi: rank 0: MPI_Allreduce #1 \\(step: epoch 2\\): timed out after 300 ms[^\n]*ending the process"
   FAIL_REGULAR_EXPRESSION "returned without rank 1")
+
+# onelearn-run restarts a run whose rank was killed; the resumed weights equal the uninterrupted
+# run's byte for byte (tests/cmake/run_resume_test.cmake), for ranks 1 and 0, in both data modes.
+if(TARGET onelearn-run)
+  add_executable(onelearn_resumable_fit ${CMAKE_CURRENT_SOURCE_DIR}/launcher/resumable_fit.cpp)
+  target_link_libraries(onelearn_resumable_fit PRIVATE onelearn::mpi)
+  target_compile_options(onelearn_resumable_fit PRIVATE -g0)  # as the tests: debug info is slow
+  foreach(case "per-rank;1;9" "replicated;0;20")
+    list(GET case 0 mode)
+    list(GET case 1 kill_rank)
+    list(GET case 2 kill_batch)
+    add_test(NAME run_resume_${mode}
+      COMMAND ${CMAKE_COMMAND} -DRUN=$<TARGET_FILE:onelearn-run>
+              -DFIT=$<TARGET_FILE:onelearn_resumable_fit> -DMPIRUN=${MPIEXEC_EXECUTABLE}
+              "-DMPIRUN_FLAGS=${ONELEARN_MPIRUN_FLAGS}" -DWORK=${CMAKE_CURRENT_BINARY_DIR}/run_resume_${mode}
+              -DMODE=${mode} -DKILL_RANK=${kill_rank} -DKILL_BATCH=${kill_batch}
+              -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/run_resume_test.cmake)
+    set_tests_properties(run_resume_${mode} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2
+                         ENVIRONMENT OMP_NUM_THREADS=1)
+  endforeach()
+endif()

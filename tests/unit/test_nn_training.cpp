@@ -440,6 +440,48 @@ TEST_CASE("nn checkpoint: 10 epochs straight == 5 epochs, checkpoint, 5 more in 
   }
 }
 
+TEST_CASE("nn latest_checkpoint: the newest complete checkpoint, skipping a corrupt one; keep_last") {
+  const Digits& d = digits();
+  TempDir dir("latest");
+  auto model = digits_mlp();
+  compile_scheduled_adam(model);
+  CHECK(nn::latest_checkpoint(model, fs::path()).empty());          // no directory: start fresh
+  CHECK(nn::latest_checkpoint(model, dir.path).empty());            // an empty one: the same
+  CHECK_THROWS_AS((void)nn::latest_checkpoint(model, dir / "missing"), io_error);
+
+  // Four epochs, one file each, only the newest two kept.
+  model.fit(d.X_train, d.y_train, {.epochs = 4, .batch_size = 64, .seed = 1},
+            nn::ModelCheckpoint(dir / "epoch{epoch}.olc", {.keep_last = 2}));
+  CHECK(!fs::exists(dir / "epoch1.olc"));
+  CHECK(!fs::exists(dir / "epoch2.olc"));
+  CHECK(fs::exists(dir / "epoch3.olc"));
+  CHECK(fs::exists(dir / "epoch4.olc"));
+  // Written last, so the newest (the file times can be equal on a fast machine: then the name
+  // decides, and "epoch4" > "epoch3").
+  CHECK(nn::latest_checkpoint(model, dir.path) == dir / "epoch4.olc");
+
+  // A half-written newest file (cut short, as a crash mid-write without the atomic rename would
+  // leave it): skipped, with a message, for the one before.
+  const std::string bytes = [&] {
+    std::ifstream in(dir / "epoch4.olc", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  std::ofstream(dir / "epoch4.olc", std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  CHECK(nn::latest_checkpoint(model, dir.path) == dir / "epoch3.olc");
+  // A stray file of another kind is skipped too.
+  std::ofstream(dir / "notes.txt") << "not a checkpoint";
+  CHECK(nn::latest_checkpoint(model, dir.path) == dir / "epoch3.olc");
+
+  // The chosen checkpoint resumes: epochs 4..5 after epoch 3's.
+  auto resumed = digits_mlp();
+  compile_scheduled_adam(resumed);
+  const nn::History h = resumed.fit(d.X_train, d.y_train,
+                                    {.epochs = 5, .batch_size = 64, .seed = 1,
+                                     .resume_from = nn::latest_checkpoint(resumed, dir.path)});
+  CHECK(h.epoch.size() == 5);
+  CHECK(resumed.fit_params().initial_epoch == 3);
+}
+
 TEST_CASE("nn ModelCheckpoint: best-only keeps the best epoch; every N epochs; weights only") {
   const Digits& d = digits();
   TempDir dir("best");

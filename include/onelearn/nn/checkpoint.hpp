@@ -35,6 +35,14 @@
  * - `save_weights_only` (default false): write a weights file (save_weights) instead.
  * - `path` may contain "{epoch}", replaced by the epoch number (from 1), to keep one file per
  *   epoch.
+ * - `keep_last` (default 0 = all): with "{epoch}", only the newest N files of the pattern are
+ *   kept after each save (a restarted run's earlier files count too).
+ *
+ * \par Restarts (onelearn-run)
+ * `nn::latest_checkpoint(model, dir)` is the newest complete checkpoint in `dir` (a corrupt one
+ * is skipped for the one before it), or an empty path; with `resume_from` set to it, a program
+ * that onelearn-run restarts continues where the last checkpoint left off, bit for bit, and
+ * starts fresh the first time.
  * Attributes: best(), best_epoch() (from 0; -1 before any save), saves().
  *
  * \par Resuming: `FitOptions::resume_from` rather than Keras's `initial_epoch`
@@ -67,8 +75,11 @@
  * monitor missing from the logs, an unknown mode or save_freq_epochs < 1.
  */
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <span>
@@ -76,6 +87,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
@@ -343,6 +356,10 @@ struct ModelCheckpointOptions {
   bool save_best_only = false;
   int save_freq_epochs = 1;
   bool save_weights_only = false;
+  /// With "{epoch}" in the path: after each save, only the newest keep_last files of that
+  /// pattern (by epoch number, whoever wrote them: a restarted run's earlier attempt too) are
+  /// kept. 0 keeps every file.
+  int keep_last = 0;
 };
 
 class ModelCheckpoint {
@@ -355,6 +372,10 @@ class ModelCheckpoint {
     if (options_.save_freq_epochs < 1) {
       throw invalid_argument("ModelCheckpoint: expected save_freq_epochs >= 1, found " +
                              std::to_string(options_.save_freq_epochs));
+    }
+    if (options_.keep_last < 0) {
+      throw invalid_argument("ModelCheckpoint: expected keep_last >= 0, found " +
+                             std::to_string(options_.keep_last));
     }
   }
 
@@ -398,6 +419,7 @@ class ModelCheckpoint {
       model.save_checkpoint(file);
     }
     ++saves_;
+    if (options_.keep_last > 0) remove_all_but_newest();
   }
 
   [[nodiscard]] double best() const noexcept { return best_; }
@@ -415,6 +437,39 @@ class ModelCheckpoint {
     return p;
   }
 
+  /// The files of the "{epoch}" pattern, newest (highest epoch) first.
+  [[nodiscard]] std::vector<std::pair<long long, std::filesystem::path>> pattern_files() const {
+    namespace fs = std::filesystem;
+    std::vector<std::pair<long long, fs::path>> files;
+    const std::string pattern = path_.filename().string();
+    const auto at = pattern.find("{epoch}");
+    if (at == std::string::npos) return files;
+    const std::string prefix = pattern.substr(0, at);
+    const std::string suffix = pattern.substr(at + 7);
+    const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) ||
+          !name.ends_with(suffix)) {
+        continue;
+      }
+      const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+      if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      files.emplace_back(std::stoll(digits), it->path());
+    }
+    std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    return files;
+  }
+
+  void remove_all_but_newest() const {
+    const auto files = pattern_files();
+    for (std::size_t i = static_cast<std::size_t>(options_.keep_last); i < files.size(); ++i) {
+      std::error_code ignored;  // a file another process removed first is fine
+      std::filesystem::remove(files[i].second, ignored);
+    }
+  }
+
   std::filesystem::path path_;
   Options options_;
   bool maximize_ = false;
@@ -422,5 +477,65 @@ class ModelCheckpoint {
   int best_epoch_ = -1;
   int saves_ = 0;
 };
+
+/// The checkpoint a restarted run continues from: the most recently written complete checkpoint
+/// in `dir` (every regular file there whose magic, version, length and checksum are a
+/// checkpoint's for this model's value type; a corrupt or half-written one is skipped with a
+/// message on std::cerr and the one before it taken), or an empty path (start fresh) when
+/// there is none or `dir` is empty. Collective: rank 0 decides and every rank receives its
+/// choice (the directory must be one all ranks see, as ModelCheckpoint's is); a `dir` that does
+/// not exist or cannot be written is an io_error on every rank, before any training.
+/// Use: `.resume_from = nn::latest_checkpoint(model, onelearn::run::checkpoint_dir())`.
+template <class Model>
+std::filesystem::path latest_checkpoint(const Model& model, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  using T = typename Model::value_type;
+  const auto& exec = model.execution_policy();
+  if (dir.empty()) return {};
+  std::string chosen;
+  exec.propagate_errors([&] {
+    if (exec.rank() != 0) return;
+    const std::string where = "latest_checkpoint";
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      throw io_error(where + ": expected a checkpoint directory at '" + dir.string() +
+                     "', found none");
+    }
+    // Writable: ModelCheckpoint would otherwise fail only at the end of the first epoch.
+    const fs::path probe = dir / (".onelearn-write-test." + std::to_string(::getpid()));
+    if (std::FILE* f = std::fopen(probe.c_str(), "wb"); f != nullptr) {
+      std::fclose(f);
+      fs::remove(probe, ec);
+    } else {
+      throw io_error(where + ": expected a writable checkpoint directory at '" + dir.string() +
+                     "', found one that cannot be written");
+    }
+    std::vector<std::pair<fs::file_time_type, fs::path>> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec) && it->path().filename().string().find(".onelearn-tmp.") == std::string::npos) {
+        files.emplace_back(it->last_write_time(ec), it->path());
+      }
+    }
+    std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second > b.second;
+    });
+    for (const auto& [time, path] : files) {
+      try {
+        (void)detail::read_file<T>(where, path, detail::checkpoint_magic);
+        chosen = path.string();
+        return;
+      } catch (const io_error& e) {
+        std::cerr << "onelearn: " << e.what() << "; trying an older checkpoint\n";
+      }
+    }
+  });
+  if constexpr (std::remove_cvref_t<decltype(exec)>::is_distributed) {
+    std::int64_t length = static_cast<std::int64_t>(chosen.size());
+    exec.broadcast(std::span<std::int64_t>(&length, 1), 0);
+    chosen.resize(static_cast<std::size_t>(length));
+    exec.broadcast(std::span<char>(chosen.data(), chosen.size()), 0);
+  }
+  return chosen;
+}
 
 }  // namespace onelearn::nn
