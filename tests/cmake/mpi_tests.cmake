@@ -48,7 +48,7 @@ set_tests_properties(mpi_timeout_abort PROPERTIES LABELS mpi TIMEOUT 60 PROCESSO
   PASS_REGULAR_EXPRESSION "exec::mpi: rank 0: MPI_Allreduce #1 \\(step: epoch 2\\): timed out after 300 ms[^\n]*ending the process"
   FAIL_REGULAR_EXPRESSION "returned without rank 1")
 
-# onelearn-run restarts a run whose rank was killed; the resumed weights equal the uninterrupted
+# onelearn-run (tools/) restarts a run whose rank was killed; the resumed weights equal the uninterrupted
 # run's byte for byte (tests/cmake/run_resume_test.cmake), for ranks 1 and 0, in both data modes.
 if(TARGET onelearn-run)
   add_executable(onelearn_resumable_fit ${CMAKE_CURRENT_SOURCE_DIR}/launcher/resumable_fit.cpp)
@@ -67,4 +67,10 @@ if(TARGET onelearn-run)
     set_tests_properties(run_resume_${mode} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2
                          ENVIRONMENT OMP_NUM_THREADS=1)
   endforeach()
+  # Slots read again before every attempt, --min-np, --max-restarts, usage errors.
+  add_test(NAME run_supervision
+    COMMAND ${CMAKE_COMMAND} -DRUN=$<TARGET_FILE:onelearn-run>
+            -DWORK=${CMAKE_CURRENT_BINARY_DIR}/run_supervision
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/run_supervision_test.cmake)
+  set_tests_properties(run_supervision PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2)
 endif()
