@@ -167,17 +167,22 @@ TEST_CASE("bad input on one rank fails the distributed LogisticRegression on eve
   const auto shard = train.shard(comm);
   const std::string prefix = "on rank " + std::to_string(last) + ": ";
 
-  // Parameters out of range on one rank only.
+  // Parameters that differ (out of range) on one rank only: the ranks' values, on every rank.
   LogisticRegression<double, exec::mpi> negative_C({.C = culprit ? -1.0 : 1.0}, comm);
   CHECK_THROWS_WITH_AS(
       negative_C.fit(shard.features(), shard.targets()),
-      doctest::Contains((prefix + "LogisticRegression.fit: expected C > 0, found -1").c_str()),
+      doctest::Contains("LogisticRegression.fit: ranks disagree on C: 1 on rank"),
       onelearn::invalid_argument);
   LogisticRegression<double, exec::mpi> bad_penalty({.penalty = culprit ? "l1" : "l2"}, comm);
   CHECK_THROWS_WITH_AS(
       bad_penalty.fit(shard.features(), shard.targets()),
-      doctest::Contains((prefix + "LogisticRegression.fit: expected penalty").c_str()),
+      doctest::Contains("LogisticRegression.fit: ranks disagree on penalty: \"l2\" on rank"),
       onelearn::invalid_argument);
+  // Out of range on every rank: the range error, raised everywhere.
+  LogisticRegression<double, exec::mpi> negative_everywhere({.C = -1.0}, comm);
+  CHECK_THROWS_WITH_AS(negative_everywhere.fit(shard.features(), shard.targets()),
+                       doctest::Contains("LogisticRegression.fit: expected C > 0, found -1"),
+                       onelearn::invalid_argument);
   LogisticRegression<double, exec::mpi> bad_iter({.max_iter = culprit ? -3 : 100}, comm);
   CHECK_THROWS_AS(bad_iter.fit(shard.features(), shard.targets()), onelearn::invalid_argument);
 
