@@ -27,9 +27,9 @@ namespace {
 
 using Model = nn::Sequential<float, exec::mpi>;
 
-Model make_model(double learning_rate = 1e-2) {
+Model make_model(double learning_rate = 1e-2, double beta_1 = 0.9) {
   Model model{world(), nn::Input({4}), nn::Dense(8, "relu"), nn::Dense(3)};
-  model.compile(nn::Adam{.learning_rate = learning_rate},
+  model.compile(nn::Adam{.learning_rate = learning_rate, .beta_1 = beta_1},
                 nn::SparseCategoricalCrossentropy{.from_logits = true});
   return model;
 }
@@ -119,10 +119,13 @@ TEST_CASE("Sequential.fit: a FitOptions field that differs on one rank is an err
   const Outcome fine = run([&] { model.fit(rows.X, rows.y, quiet_elsewhere); });
   CHECK(fine.kind.empty());
 
-  // The optimizer's learning rate.
+  // The optimizer's learning rate, and its other hyper-parameters.
   Model other_rate = make_model(odd_one ? 1e-3 : 1e-2);
   check_same_error(comm, run([&] { other_rate.fit(rows.X, rows.y, base); }), "invalid_argument",
                    "Sequential.fit: ranks disagree on learning_rate: 0.01 on rank");
+  Model other_beta = make_model(1e-2, odd_one ? 0.8 : 0.9);
+  check_same_error(comm, run([&] { other_beta.fit(rows.X, rows.y, base); }), "invalid_argument",
+                   "Sequential.fit: ranks disagree on Adam.beta_1: 0.9 on rank");
 }
 
 TEST_CASE("Sequential.fit: work done on one rank reports to every rank") {

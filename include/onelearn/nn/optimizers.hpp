@@ -92,6 +92,13 @@ class Optimizer {
 
   [[nodiscard]] virtual std::string_view name() const = 0;
 
+  /// The hyper-parameters besides the learning rate, by name: what a distributed fit compares
+  /// across the ranks (ranks with another momentum would train different models). An
+  /// optimizer of one's own overrides it to add its own, after the base's.
+  [[nodiscard]] virtual std::vector<std::pair<std::string_view, double>> hyperparameters() const {
+    return {{"global_clipnorm", global_clipnorm_}};
+  }
+
   /// Allocates zeroed state for these parameter buffers and resets the step count.
   void build(std::span<const std::span<T>> params) {
     iterations_ = 0;
@@ -417,6 +424,11 @@ class SGDOptimizer final : public Optimizer<T> {
     this->check("weight_decay", spec.weight_decay, spec.weight_decay >= 0, ">= 0");
   }
   [[nodiscard]] std::string_view name() const override { return "SGD"; }
+  [[nodiscard]] std::vector<std::pair<std::string_view, double>> hyperparameters() const override {
+    auto h = Optimizer<T>::hyperparameters();
+    h.insert(h.end(), {{"momentum", momentum_}, {"nesterov", nesterov_ ? 1 : 0}, {"weight_decay", weight_decay_}});
+    return h;
+  }
 
  protected:
   void build_state() override { this->allocate_slots(momentum_ > 0 ? 1 : 0); }
@@ -459,6 +471,11 @@ class AdamOptimizer final : public Optimizer<T> {
     this->check("weight_decay", spec.weight_decay, spec.weight_decay >= 0, ">= 0");
   }
   [[nodiscard]] std::string_view name() const override { return decoupled_ ? "AdamW" : "Adam"; }
+  [[nodiscard]] std::vector<std::pair<std::string_view, double>> hyperparameters() const override {
+    auto h = Optimizer<T>::hyperparameters();
+    h.insert(h.end(), {{"beta_1", beta_1_}, {"beta_2", beta_2_}, {"epsilon", epsilon_}, {"weight_decay", weight_decay_}});
+    return h;
+  }
 
  protected:
   void build_state() override { this->allocate_slots(2); }
@@ -514,6 +531,11 @@ class RMSpropOptimizer final : public Optimizer<T> {
     this->check("epsilon", spec.epsilon, spec.epsilon > 0, "> 0");
   }
   [[nodiscard]] std::string_view name() const override { return "RMSprop"; }
+  [[nodiscard]] std::vector<std::pair<std::string_view, double>> hyperparameters() const override {
+    auto h = Optimizer<T>::hyperparameters();
+    h.insert(h.end(), {{"rho", rho_}, {"momentum", momentum_}, {"epsilon", epsilon_}, {"centered", centered_ ? 1 : 0}});
+    return h;
+  }
 
  protected:
   // Slots: 0 the mean square, 1 the momentum buffer, 2 the mean (centred).
@@ -559,6 +581,11 @@ class AdagradOptimizer final : public Optimizer<T> {
     this->check("epsilon", spec.epsilon, spec.epsilon > 0, "> 0");
   }
   [[nodiscard]] std::string_view name() const override { return "Adagrad"; }
+  [[nodiscard]] std::vector<std::pair<std::string_view, double>> hyperparameters() const override {
+    auto h = Optimizer<T>::hyperparameters();
+    h.insert(h.end(), {{"initial_accumulator_value", initial_}, {"epsilon", epsilon_}});
+    return h;
+  }
 
  protected:
   void build_state() override { this->allocate_slots(1, initial_); }

@@ -581,6 +581,9 @@ class Sequential {
     onelearn::detail::NamedValues values = detail::fit_agreement(options);
     values.add("optimizer", std::string(optimizer_->name()));
     values.add("learning_rate", optimizer_->learning_rate());
+    for (const auto& [name, value] : optimizer_->hyperparameters()) {
+      values.add(std::string(optimizer_->name()) + "." + std::string(name), value);
+    }
     values.add("loss", std::string(loss_->name()));
     exec_.check_same_values(fit_where, values.values());
   }
