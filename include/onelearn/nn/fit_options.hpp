@@ -120,7 +120,6 @@
 #include <type_traits>
 #include <variant>
 
-#include "onelearn/base/agreement.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/callbacks.hpp"
@@ -191,26 +190,6 @@ inline void check_fit_options(std::string_view where, const FitOptions& o) {
     fail("validation_split or validation_data, found both");
   }
   if (o.verbose < 0 || o.verbose > 2) fail("verbose 0, 1 or 2, found " + std::to_string(o.verbose));
-}
-
-/// The options every rank must pass alike, which a distributed fit compares first (a rank with
-/// more epochs would wait in the next all-reduce for ranks that have returned). verbose is left
-/// out on purpose: the progress bar prints on rank 0 only, so `verbose = rank == 0` is fine.
-/// validation_data and resume_from are each rank's own rows and files: only whether they are
-/// given must agree (the resumed checkpoints are compared once read).
-inline onelearn::detail::NamedValues fit_agreement(const FitOptions& o) {
-  onelearn::detail::NamedValues v;
-  v.add("epochs", o.epochs);
-  v.add("batch_size", o.batch_size);
-  v.add("shuffle", o.shuffle);
-  v.add("seed", o.seed);
-  v.add("validation_split", o.validation_split);
-  v.add("validation_data", o.validation_data.empty() ? "not given" : "given");
-  v.add("resume_from", o.resume_from.empty() ? "not given" : "given");
-  v.add("replicated", o.replicated);
-  v.add("shard_optimizer_state", o.shard_optimizer_state);
-  v.add("bucket_bytes", o.bucket_bytes);
-  return v;
 }
 
 /// A resumed fit must cut the same batches as the fit that wrote the checkpoint (`was`).

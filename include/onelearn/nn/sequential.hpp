@@ -130,7 +130,7 @@
 #include "onelearn/nn/detail/batch_data.hpp"
 #include "onelearn/nn/detail/batch_plan.hpp"
 #include "onelearn/nn/detail/callback_dispatch.hpp"
-#include "onelearn/nn/detail/data_fingerprint.hpp"
+#include "onelearn/nn/detail/fit_agreement.hpp"
 #include "onelearn/nn/detail/gradient_sync.hpp"
 #include "onelearn/nn/detail/random.hpp"
 #include "onelearn/nn/detail/summary.hpp"
@@ -309,7 +309,9 @@ class Sequential {
       check_compiled(fit_where);
       detail::check_fit_options(fit_where, options);
     });
-    if constexpr (Exec::is_distributed) agree_on_settings(options);
+    if constexpr (Exec::is_distributed) {
+      detail::agree_on_fit_settings(fit_where, exec_, options, *optimizer_, *loss_);
+    }
     // Each rank reads its own checkpoint file; one that fails fails every rank at once.
     std::optional<CheckpointData> resumed;
     if (!options.resume_from.empty()) {
@@ -317,7 +319,9 @@ class Sequential {
     }
     FitPlan plan = plan_fit(X, y, options);
     prepare_data_parallel(options);
-    start_history(plan, options, resumed, fingerprint_rows(X, y, plan.n_train, options.replicated));
+    start_history(plan, options, resumed,
+                  detail::fingerprint_training_rows(fit_where, exec_, X, y, plan.n_train,
+                                                    options.replicated));
 
     // verbose 1: Keras's progress bar (first, as Keras's ProgbarLogger); 2: one line an epoch.
     std::optional<ProgressBar> bar;
@@ -575,19 +579,6 @@ class Sequential {
   using TargetData = detail::TargetData<T>;
   static constexpr std::string_view fit_where = "Sequential.fit";
 
-  /// Distributed fit: the options, the optimizer and the loss compared across the ranks in one
-  /// small all-reduce; a rank that differs raises invalid_argument on every rank, naming it.
-  void agree_on_settings(const FitOptions& options) {
-    onelearn::detail::NamedValues values = detail::fit_agreement(options);
-    values.add("optimizer", std::string(optimizer_->name()));
-    values.add("learning_rate", optimizer_->learning_rate());
-    for (const auto& [name, value] : optimizer_->hyperparameters()) {
-      values.add(std::string(optimizer_->name()) + "." + std::string(name), value);
-    }
-    values.add("loss", std::string(loss_->name()));
-    exec_.check_same_values(fit_where, values.values());
-  }
-
   /// What fit settles before its first epoch: the targets, how the global batches are cut from
   /// every rank's rows, the held-out rows, and the epoch's order of this rank's rows.
   struct FitPlan {
@@ -705,32 +696,6 @@ class Sequential {
                     {.bucket_bytes = options.bucket_bytes,
                      .shard_optimizer_state = options.shard_optimizer_state});
       sync_.adopt(*optimizer_, exec_);  // shards (or gathers) the optimizer state
-    }
-  }
-
-  /// The fingerprint of the training rows (FitParams::data_fingerprint): this rank's under a
-  /// local policy; every rank's, combined in rank order, per-rank; and under `replicated`, the
-  /// one copy, which every rank must then hold alike (compared: ranks given different
-  /// "replicated" data would otherwise train on a mixture without a word).
-  template <class Derived>
-  std::uint64_t fingerprint_rows(const MatrixRef<T>& X, const Eigen::MatrixBase<Derived>& y,
-                                 index_t rows, bool replicated) {
-    const std::uint64_t mine = detail::training_fingerprint(X, y, rows);
-    if constexpr (!Exec::is_distributed) {
-      return mine;
-    } else {
-      if (replicated) {
-        onelearn::detail::NamedValues fingerprint;
-        fingerprint.add("the replicated training rows (their fingerprint)", mine);
-        exec_.check_same_values(fit_where, fingerprint.values());
-        return mine;
-      }
-      const auto word = static_cast<std::int64_t>(mine);
-      detail::Fingerprint all;
-      for (const std::int64_t h : exec_.allgatherv(std::span<const std::int64_t>(&word, 1))) {
-        all.add(static_cast<std::uint64_t>(h));
-      }
-      return all.value();
     }
   }
 
