@@ -41,7 +41,8 @@
  * Sub-groups: `split(color, key)` (MPI_Comm_split) returns an exec::mpi over the ranks of the
  * same color with the same options, which owns the new communicator and frees it when its
  * last copy goes: every copy of a split policy must be gone before MPI_Finalize.
- * check_same_shape and propagate_errors come from exec::collectives (exec/collectives.hpp).
+ * check_same_shape, propagate_errors and check_same_values come from exec::collectives
+ * (exec/collectives.hpp).
  *
  * Why abort is the default: Open MPI 4.1's non-blocking collectives are slower than its blocking
  * ones, about 2x for all-reduces from 4 KiB up (2 ranks of one host, float sums, MPI_Allreduce

@@ -45,7 +45,8 @@
  * - broadcast: binomial tree, chunked so inner ranks forward while receiving.
  * - allgatherv, check_same_shape: counts then data exchanged directly between all pairs.
  * - barrier: dissemination (ceil(log2 p) rounds of empty messages).
- * - check_same_shape, propagate_errors: exec::collectives (exec/collectives.hpp), as exec::mpi's.
+ * - check_same_shape, propagate_errors, check_same_values: exec::collectives
+ *   (exec/collectives.hpp), as exec::mpi's.
  * - Non-blocking collectives (iallreduce, ireduce_scatter, iallgatherv_in_place) are completed
  *   eagerly, when they are started: a UCX collective progresses only while this thread polls
  *   its worker, so there is nothing to overlap without a progress thread. Their request is an
