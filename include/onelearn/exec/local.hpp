@@ -12,7 +12,8 @@
  * for the distributed policies (exec::mpi, exec::ucx) costs nothing here: rank() is 0, size()
  * is 1, a non-blocking collective is complete when it returns, split() returns exec::local,
  * check_same_shape and check_same_values never throw, and propagate_errors runs its checks
- * and lets their error through unchanged (no "on rank 0:" prefix). The class is in exec/local/policy.hpp.
+ * and lets their error through unchanged (no "on rank 0:" prefix). The class is in
+ * exec/local/policy.hpp.
  */
 
 #include "onelearn/exec/local/policy.hpp"
