@@ -50,6 +50,16 @@ inline std::string exact_text(const ParamValue& value) {
       value);
 }
 
+/// "{alpha=0.1, fit_intercept=true}": a search candidate's or an ablation row's parameters as one
+/// exact text.
+inline std::string exact_text(const std::vector<std::pair<std::string, ParamValue>>& list) {
+  std::string text;
+  for (const auto& [name, value] : list) {
+    text += (text.empty() ? "" : ", ") + name + "=" + exact_text(value);
+  }
+  return "{" + text + "}";
+}
+
 class NamedValues {
  public:
   void add(std::string name, std::string text) {

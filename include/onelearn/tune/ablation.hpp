@@ -239,11 +239,7 @@ AblationResults run_ablation(const TrainFunction& fn, const std::vector<Componen
     values.add("batch_size", static_cast<std::int64_t>(options.batch_size));
     values.add("ranks_per_trial", options.ranks_per_trial);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      std::string text;
-      for (const auto& [name, value] : rows[i].params) {
-        text += (text.empty() ? "" : ", ") + name + "=" + exact_text(value);
-      }
-      values.add("configuration " + std::to_string(i), "{" + text + "}");
+      values.add("configuration " + std::to_string(i), exact_text(rows[i].params));
     }
     world.check_same_values("tune::ablation", values.values());
   }

@@ -416,11 +416,7 @@ void describe_common(onelearn::detail::NamedValues& values, const Options& optio
   values.add("groups", options.groups.size() > 0 ? "given" : "not given");
   values.add("candidates", static_cast<std::int64_t>(candidates.size()));
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    std::string text;
-    for (const auto& [name, value] : candidates[i]) {
-      text += (text.empty() ? "" : ", ") + name + "=" + onelearn::detail::exact_text(value);
-    }
-    values.add("candidate " + std::to_string(i), "{" + text + "}");
+    values.add("candidate " + std::to_string(i), onelearn::detail::exact_text(candidates[i]));
   }
 }
 
