@@ -49,6 +49,8 @@
 #include "onelearn/preprocessing/polynomial_features.hpp"
 #include "onelearn/preprocessing/simple_imputer.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "onelearn/tree/decision_tree_classifier.hpp"
+#include "onelearn/tree/decision_tree_regressor.hpp"
 #include "onelearn/tune/mpi.hpp"
 #include "agreement_support.hpp"
 
@@ -181,6 +183,8 @@ std::map<std::string, std::function<std::vector<std::string>()>> agreement_table
       {"PolynomialFeatures", [] { return check_every_parameter<PolynomialFeatures<double, Mpi>>("PolynomialFeatures", {}, fit_unsupervised<PolynomialFeatures<double, Mpi>>); }},
       {"SimpleImputer", [] { return check_every_parameter<SimpleImputer<double, Mpi>>("SimpleImputer", {}, fit_unsupervised<SimpleImputer<double, Mpi>>); }},
       {"OneHotEncoder", [] { return check_every_parameter<OneHotEncoder<double, Mpi>>("OneHotEncoder", {}, fit_unsupervised<OneHotEncoder<double, Mpi>>); }},
+      {"DecisionTreeClassifier", [] { return check_every_parameter<tree::DecisionTreeClassifier<double, Mpi>>("DecisionTreeClassifier", {}, fit_classifier<tree::DecisionTreeClassifier<double, Mpi>>); }},
+      {"DecisionTreeRegressor", [] { return check_every_parameter<tree::DecisionTreeRegressor<double, Mpi>>("DecisionTreeRegressor", {}, fit_regressor<tree::DecisionTreeRegressor<double, Mpi>>); }},
       {"LabelEncoder", [] { return check_every_parameter<LabelEncoder<std::int64_t, Mpi>>("LabelEncoder", {}, [](auto& e, const Data& d) { e.fit(d.labels); }); }},
   };
 }

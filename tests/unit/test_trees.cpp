@@ -8,6 +8,8 @@
 #include <string>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/ensemble/forest_classifier.hpp"
+#include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/io/io.hpp"
 #include "onelearn/tree/decision_tree_classifier.hpp"
 #include "onelearn/tree/decision_tree_regressor.hpp"
@@ -43,7 +45,9 @@ const nlohmann::json& references() {
 template <class P>
 P params_from(const nlohmann::json& settings, P p) {
   for (const auto& [name, value] : settings.items()) {
-    if (value.is_string()) {
+    if (value.is_boolean()) {
+      onelearn::params::set(p, name, onelearn::ParamValue(value.template get<bool>()));
+    } else if (value.is_string()) {
       onelearn::params::set(p, name, onelearn::ParamValue(value.template get<std::string>()));
     } else if (value.is_number_integer()) {
       onelearn::params::set(p, name, onelearn::ParamValue(value.template get<std::int64_t>()));
@@ -228,4 +232,94 @@ TEST_CASE("DecisionTree bad input is a typed error that says what was expected")
   CHECK_THROWS_AS((void)fitted.predict(d.X), onelearn::not_fitted_error);
   fitted.fit(d.X, d.y_class);
   CHECK_THROWS_AS((void)fitted.predict(d.X.leftCols(3)), shape_error);
+}
+
+TEST_CASE("RandomForest and ExtraTrees grow scikit-learn's trees from the same random_state") {
+  const TreeData d;
+  using namespace onelearn::ensemble;
+  auto check_forest = [&](const auto& forest, const nlohmann::json& ref) {
+    for (std::size_t t = 0; t < ref["trees"].size(); ++t) {
+      INFO("tree ", t);
+      check_same_tree(forest.estimators()[t], ref["trees"][t]);
+    }
+    check_importances(forest.feature_importances(), ref["feature_importances"]);
+    if (ref.contains("oob_score")) {
+      CHECK(forest.oob_score() == doctest::Approx(ref["oob_score"].get<double>()).epsilon(1e-12));
+    }
+  };
+  {
+    const auto& ref = references()["random_forest_classifier"];
+    RandomForestClassifier<double> forest(params_from(ref["params"], RandomForestClassifierParams{}));
+    forest.fit(d.X, d.y_class);
+    check_forest(forest, ref);
+    const Matrix<double> proba = forest.predict_proba(d.X.topRows(10));
+    for (index_t i = 0; i < 10; ++i) {
+      for (index_t c = 0; c < proba.cols(); ++c) {
+        CHECK(proba(i, c) == doctest::Approx(ref["proba_first10"][static_cast<std::size_t>(i)]
+                                                [static_cast<std::size_t>(c)].get<double>()));
+      }
+    }
+    CHECK(forest.oob_decision_function().rows() == d.X.rows());
+  }
+  {
+    const auto& ref = references()["extra_trees_classifier"];
+    ExtraTreesClassifier<double> forest(params_from(ref["params"], ExtraTreesClassifierParams{}));
+    forest.fit(d.X, d.y_class);
+    check_forest(forest, ref);
+    const Labels predicted = forest.predict(d.X.topRows(10));
+    for (index_t i = 0; i < 10; ++i) {
+      CHECK(predicted(i) == ref["predict_first10"][static_cast<std::size_t>(i)].get<std::int64_t>());
+    }
+  }
+  for (const char* name : {"random_forest_regressor", "extra_trees_regressor"}) {
+    const std::string case_name = name;
+    CAPTURE(case_name);
+    const auto& ref = references()[name];
+    auto check_regressor = [&](auto forest) {
+      forest.fit(d.X, d.y_reg);
+      check_forest(forest, ref);
+      const Vector<double> predicted = forest.predict(d.X.topRows(10));
+      for (index_t i = 0; i < 10; ++i) {
+        CHECK(predicted(i) ==
+              doctest::Approx(ref["predict_first10"][static_cast<std::size_t>(i)].get<double>()));
+      }
+    };
+    if (case_name == "random_forest_regressor") {
+      check_regressor(RandomForestRegressor<double>(params_from(ref["params"], RandomForestRegressorParams{})));
+    } else {
+      check_regressor(ExtraTreesRegressor<double>(params_from(ref["params"], ExtraTreesRegressorParams{})));
+    }
+  }
+}
+
+TEST_CASE("RandomForest held-out scores on iris, digits and diabetes are scikit-learn's") {
+  using namespace onelearn::ensemble;
+  const auto& real = references()["real"];
+  for (const char* name : {"iris", "digits"}) {
+    CAPTURE(std::string(name));
+    const auto split = test::load_split<double, std::int64_t>(name);
+    RandomForestClassifier<double> forest({.n_estimators = 50, .random_state = 0});
+    forest.fit(split.X_train, split.y_train);
+    CHECK(forest.score(split.X_test, split.y_test) ==
+          doctest::Approx(real[std::string(name) + "_forest_test_accuracy"].get<double>())
+              .epsilon(1e-12));
+  }
+  const auto split = test::load_split<double>("diabetes");
+  RandomForestRegressor<double> forest({.n_estimators = 50, .max_depth = 8, .random_state = 0});
+  forest.fit(split.X_train, split.y_train);
+  CHECK(forest.score(split.X_test, split.y_test) ==
+        doctest::Approx(real["diabetes_forest_test_r2"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("RandomForest bad parameters are typed errors") {
+  const TreeData d;
+  using namespace onelearn::ensemble;
+  CHECK_THROWS_WITH_AS(RandomForestClassifier<double>({.n_estimators = 0}).fit(d.X, d.y_class),
+                       doctest::Contains("n_estimators >= 1"), onelearn::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      ExtraTreesClassifier<double>({.oob_score = true}).fit(d.X, d.y_class),
+      doctest::Contains("bootstrap = true"), onelearn::invalid_argument);
+  RandomForestRegressor<double> not_oob({.n_estimators = 2});
+  not_oob.fit(d.X, d.y_reg);
+  CHECK_THROWS_AS((void)not_oob.oob_score(), onelearn::not_fitted_error);
 }

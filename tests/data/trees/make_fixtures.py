@@ -9,6 +9,8 @@ import json
 import os
 
 import numpy as np
+from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier,
+                              RandomForestRegressor)
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,6 +76,39 @@ cases["regressor_mse_weighted"] = tree_json(
     DecisionTreeRegressor(random_state=0, max_depth=5).fit(X, y_reg, sample_weight=weights),
     params=dict(max_depth=5), weighted=True)
 
+
+
+def forest_json(forest, oob, **extra):
+    out = {
+        "trees": [tree_json(t) for t in forest.estimators_[:3]],
+        "feature_importances": forest.feature_importances_.tolist(),
+        "predict_first10": forest.predict(X[:10]).tolist(),
+    }
+    if hasattr(forest, "predict_proba"):
+        out["proba_first10"] = forest.predict_proba(X[:10]).tolist()
+    if oob:
+        out["oob_score"] = forest.oob_score_
+    out.update(extra)
+    return out
+
+
+forests = {
+    "random_forest_classifier": (RandomForestClassifier, y_class, dict(
+        n_estimators=12, max_depth=6, oob_score=True, random_state=3)),
+    "extra_trees_classifier": (ExtraTreesClassifier, y_class, dict(
+        n_estimators=8, min_samples_leaf=3, random_state=11)),
+    "random_forest_regressor": (RandomForestRegressor, y_reg, dict(
+        n_estimators=10, max_depth=5, min_samples_leaf=5, max_features=0.5, oob_score=True,
+        random_state=5)),
+    "extra_trees_regressor": (ExtraTreesRegressor, y_reg, dict(
+        n_estimators=6, max_depth=6, min_samples_leaf=5, random_state=2)),
+}
+for name, (cls, target, kw) in forests.items():
+    params = {k: v for k, v in kw.items()}
+    if "max_features" in params:
+        params["max_features"] = str(params["max_features"])
+    cases[name] = forest_json(cls(**kw).fit(X, target), kw.get("oob_score", False), params=params)
+
 # Held-out scores on the real data sets (ties between features possible there: scores only).
 real = {}
 for name in ["iris", "digits"]:
@@ -82,11 +117,15 @@ for name in ["iris", "digits"]:
     Xte, yte = np.load(os.path.join(d, "X_test.npy")), np.load(os.path.join(d, "y_test.npy"))
     real[name + "_tree_depth6_test_accuracy"] = DecisionTreeClassifier(
         max_depth=6, random_state=0).fit(Xtr, ytr).score(Xte, yte)
+    real[name + "_forest_test_accuracy"] = RandomForestClassifier(
+        n_estimators=50, random_state=0).fit(Xtr, ytr).score(Xte, yte)
 d = os.path.join(HERE, "..", "diabetes")
 Xtr, ytr = np.load(os.path.join(d, "X_train.npy")), np.load(os.path.join(d, "y_train.npy"))
 Xte, yte = np.load(os.path.join(d, "X_test.npy")), np.load(os.path.join(d, "y_test.npy"))
 real["diabetes_tree_depth4_test_r2"] = DecisionTreeRegressor(
     max_depth=4, random_state=0).fit(Xtr, ytr).score(Xte, yte)
+real["diabetes_forest_test_r2"] = RandomForestRegressor(
+    n_estimators=50, max_depth=8, random_state=0).fit(Xtr, ytr).score(Xte, yte)
 cases["real"] = real
 
 with open(os.path.join(HERE, "sklearn_trees.json"), "w") as f:

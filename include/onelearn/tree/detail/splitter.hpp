@@ -10,6 +10,9 @@
 // weight; the first candidate with the largest proxy wins; the features are drawn from
 // scikit-learn's own random numbers (sklearn_random.hpp). So with the same random_state the
 // trees are equal node for node, ties between features included (tests/unit/test_trees.cpp).
+// One exception: for regression, two candidates that are exactly as good in exact arithmetic
+// (tiny nodes, where two features cut off the same rows) can compare the other way round,
+// because the node's sums are added in another row order than scikit-learn's.
 //
 // Cost: scikit-learn sorts each candidate feature's values at every node, O(n log n) per
 // feature and level; here each level costs O(n) per feature, to scan the sorted values and to
