@@ -8,7 +8,7 @@
 //                                                         --ucx-chunk-bytes N, --ucx-small-bytes N,
 //                                                         --ucx-shm-bytes N (0: no shared memory) tune it)
 //
-// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, allreduce, the
+// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, tree, forest, allreduce, the
 // networks mlp, cnn, tiny_mlp (local), and mlp data-parallel (weak scaling, under --policy mpi
 // or ucx: samples/s per rank, efficiency, the share of communication hidden). Others are reported
 // as not implemented. Settings follow the anchor (bench/anchors/sklearn_bench.py) exactly.
@@ -38,6 +38,8 @@
 #include <onelearn/linear_model/ridge.hpp>
 #include <onelearn/naive_bayes/gaussian_nb.hpp>
 #include <onelearn/neighbors/k_neighbors_classifier.hpp>
+#include <onelearn/tree/decision_tree_classifier.hpp>
+#include <onelearn/ensemble/forest_classifier.hpp>
 #include <onelearn/nn/layers/conv2d.hpp>
 #include <onelearn/nn/layers/max_pool2d.hpp>
 #include <onelearn/nn/sequential.hpp>
@@ -145,6 +147,43 @@ void bench_gnb(const std::string& dir, const Exec& exec, const char* policy) {
     accuracy = nb.fit(shard.features(), shard.targets()).score(shard.features(), shard.targets());
   });
   print_line(exec, "gnb", policy, seconds, accuracy);
+}
+
+/// DecisionTree max_depth 12 (random_state 0, as the anchor), fit + score; quality: held-out
+/// accuracy. Under a distributed policy every rank gathers all rows (tree/detail/training_rows.hpp).
+template <class Exec>
+void bench_tree(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::ClassificationDataset<double> all(load<onelearn::Matrix<double>>(dir, "tree", "X"),
+                                                    load<onelearn::Labels>(dir, "tree", "y"));
+  const onelearn::ClassificationDataset<double> held_out(load<onelearn::Matrix<double>>(dir, "tree", "Xt"),
+                                                         load<onelearn::Labels>(dir, "tree", "yt"));
+  const auto shard = all.shard(exec);
+  const auto test = held_out.shard(exec);
+  onelearn::tree::DecisionTreeClassifier<double, Exec> tree({.max_depth = 12, .random_state = 0}, exec);
+  double accuracy = 0;
+  const double seconds = best_seconds(exec, 3, [&] {
+    accuracy = tree.fit(shard.features(), shard.targets()).score(test.features(), test.targets());
+  });
+  print_line(exec, "tree", policy, seconds, accuracy);
+}
+
+/// RandomForest 50 trees, max_depth 10, random_state 0, on the tree workload's data, fit + score
+/// (the anchor: n_jobs=2, one run); quality: held-out accuracy.
+template <class Exec>
+void bench_forest(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::ClassificationDataset<double> all(load<onelearn::Matrix<double>>(dir, "tree", "X"),
+                                                    load<onelearn::Labels>(dir, "tree", "y"));
+  const onelearn::ClassificationDataset<double> held_out(load<onelearn::Matrix<double>>(dir, "tree", "Xt"),
+                                                         load<onelearn::Labels>(dir, "tree", "yt"));
+  const auto shard = all.shard(exec);
+  const auto test = held_out.shard(exec);
+  onelearn::ensemble::RandomForestClassifier<double, Exec> forest(
+      {.n_estimators = 50, .max_depth = 10, .random_state = 0}, exec);
+  double accuracy = 0;
+  const double seconds = best_seconds(exec, 1, [&] {
+    accuracy = forest.fit(shard.features(), shard.targets()).score(test.features(), test.targets());
+  });
+  print_line(exec, "forest", policy, seconds, accuracy);
 }
 
 /// Multinomial LogisticRegression C=1, L-BFGS, 100 iterations (tol 1e-12, as the anchor, so both
@@ -381,6 +420,10 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_knn(dir, exec, policy);
     } else if (workload == "gnb") {
       bench_gnb(dir, exec, policy);
+    } else if (workload == "tree") {
+      bench_tree(dir, exec, policy);
+    } else if (workload == "forest") {
+      bench_forest(dir, exec, policy);
     } else if (workload == "mlp") {
       if constexpr (Exec::is_distributed) {
         bench_mlp_data_parallel(exec, policy);
@@ -426,7 +469,7 @@ int main(int argc, char** argv) {
                  "exec::ucx shared-memory round size (0: no shared memory)");
 #endif
   app.add_option("WORKLOAD", workloads,
-                 "kmeans logreg ridge pca scaler knn gnb allreduce mlp cnn tiny_mlp (others print "
+                 "kmeans logreg ridge pca scaler knn gnb tree forest allreduce mlp cnn tiny_mlp (others print "
                  "\"not implemented\")")
       ->required();
   CLI11_PARSE(app, argc, argv);

@@ -23,6 +23,8 @@
 #include "onelearn/cluster/k_means.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/decomposition/pca.hpp"
+#include "onelearn/ensemble/forest_classifier.hpp"
+#include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/linear_model/elastic_net.hpp"
 #include "onelearn/linear_model/lasso.hpp"
@@ -185,6 +187,10 @@ std::map<std::string, std::function<std::vector<std::string>()>> agreement_table
       {"OneHotEncoder", [] { return check_every_parameter<OneHotEncoder<double, Mpi>>("OneHotEncoder", {}, fit_unsupervised<OneHotEncoder<double, Mpi>>); }},
       {"DecisionTreeClassifier", [] { return check_every_parameter<tree::DecisionTreeClassifier<double, Mpi>>("DecisionTreeClassifier", {}, fit_classifier<tree::DecisionTreeClassifier<double, Mpi>>); }},
       {"DecisionTreeRegressor", [] { return check_every_parameter<tree::DecisionTreeRegressor<double, Mpi>>("DecisionTreeRegressor", {}, fit_regressor<tree::DecisionTreeRegressor<double, Mpi>>); }},
+      {"RandomForestClassifier", [] { return check_every_parameter<ensemble::RandomForestClassifier<double, Mpi>>("RandomForestClassifier", {.n_estimators = 3}, fit_classifier<ensemble::RandomForestClassifier<double, Mpi>>); }},
+      {"RandomForestRegressor", [] { return check_every_parameter<ensemble::RandomForestRegressor<double, Mpi>>("RandomForestRegressor", {.n_estimators = 3}, fit_regressor<ensemble::RandomForestRegressor<double, Mpi>>); }},
+      {"ExtraTreesClassifier", [] { return check_every_parameter<ensemble::ExtraTreesClassifier<double, Mpi>>("ExtraTreesClassifier", {.n_estimators = 3}, fit_classifier<ensemble::ExtraTreesClassifier<double, Mpi>>); }},
+      {"ExtraTreesRegressor", [] { return check_every_parameter<ensemble::ExtraTreesRegressor<double, Mpi>>("ExtraTreesRegressor", {.n_estimators = 3}, fit_regressor<ensemble::ExtraTreesRegressor<double, Mpi>>); }},
       {"LabelEncoder", [] { return check_every_parameter<LabelEncoder<std::int64_t, Mpi>>("LabelEncoder", {}, [](auto& e, const Data& d) { e.fit(d.labels); }); }},
   };
 }
