@@ -31,6 +31,12 @@
 #include "onelearn/tree/detail/sklearn_random.hpp"
 #include "onelearn/tree/detail/training_data.hpp"
 
+// No fused multiply-add in the sums and proxies (see criterion.hpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 namespace onelearn::tree::detail {
 
 /// Values closer than this are one value (scikit-learn's FEATURE_THRESHOLD).
@@ -351,3 +357,7 @@ class Splitter {
 };
 
 }  // namespace onelearn::tree::detail
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
