@@ -73,4 +73,6 @@ if(TARGET onelearn-run)
             -DWORK=${CMAKE_CURRENT_BINARY_DIR}/run_supervision
             -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/run_supervision_test.cmake)
   set_tests_properties(run_supervision PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2)
+  # The same under a local Slurm cluster, with ONELEARN_SLURM_TESTS=ON.
+  include(${CMAKE_CURRENT_SOURCE_DIR}/cmake/slurm_tests.cmake)
 endif()
