@@ -212,6 +212,26 @@ const std::vector<ExportCase>& all_cases() {
     }
     classifier("gaussian_nb", naive_bayes::GaussianNB<double>().fit(iris.X_train, iris.y_train),
                iris_f, iris_x);
+    classifier("decision_tree_classifier",
+               tree::DecisionTreeClassifier<double>({.max_depth = 4}).fit(iris.X_train, iris.y_train),
+               iris_f, iris_x);
+    classifier("random_forest_classifier",
+               ensemble::RandomForestClassifier<double>({.n_estimators = 7, .random_state = 1})
+                   .fit(iris.X_train, iris.y_train),
+               iris_f, iris_x);
+    {
+      // Two classes: onnxruntime's binary layout (weights of the second class only).
+      const Labels y2 =
+          iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 1 ? 5 : 2; });
+      ensemble::ExtraTreesClassifier<double> extra({.n_estimators = 5, .random_state = 2});
+      extra.fit(iris.X_train, y2);
+      classifier("extra_trees_classifier_binary", extra, iris_f, iris_x);
+    }
+    regression("decision_tree_regressor",
+               tree::DecisionTreeRegressor<double>({.max_depth = 5}).fit(diabetes.X_train, diabetes.y_train));
+    regression("random_forest_regressor",
+               ensemble::RandomForestRegressor<double>({.n_estimators = 6, .max_depth = 6, .random_state = 3})
+                   .fit(diabetes.X_train, diabetes.y_train));
 
     transformer("standard_scaler", preprocessing::StandardScaler<double>().fit(iris.X_train));
     transformer("standard_scaler_no_mean",
@@ -297,7 +317,7 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  CHECK(cases.size() == 23);
+  CHECK(cases.size() == 28);
   Largest largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);

@@ -21,6 +21,8 @@
 //   decomposition.hpp  PCA (Sub, MatMul, Div)
 //   cluster.hpp        KMeans (label, scores)
 //   naive_bayes.hpp    GaussianNB
+//   trees.hpp          DecisionTree*, RandomForest*, ExtraTrees* (TreeEnsembleClassifier,
+//                      TreeEnsembleRegressor)
 //   pipeline.hpp       pipeline::Pipeline of the above (one graph)
 //   nn.hpp             a built nn::Sequential (Gemm, Conv, MaxPool, AveragePool,
 //                      BatchNormalization, activations, Flatten, Reshape; input N, C, H, W for
@@ -38,4 +40,5 @@
 #include "onelearn/onnx/export/naive_bayes.hpp"
 #include "onelearn/onnx/export/nn.hpp"
 #include "onelearn/onnx/export/pipeline.hpp"
+#include "onelearn/onnx/export/trees.hpp"
 #include "onelearn/onnx/export/preprocessing.hpp"

@@ -21,7 +21,8 @@
 // Softsign, Softmax, LogSoftmax, Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze,
 // Identity, Constant, Dropout (inference), Conv, MaxPool, AveragePool, GlobalAveragePool,
 // GlobalMaxPool, BatchNormalization, ArgMax; ai.onnx.ml (1 to 3): LinearClassifier (integer
-// labels), LinearRegressor, Scaler. Element types float32, float64 and int64.
+// labels), LinearRegressor, Scaler, TreeEnsembleClassifier (integer labels),
+// TreeEnsembleRegressor. Element types float32, float64 and int64.
 //
 // Errors (onelearn/onnx/errors.hpp), each naming the node, the op and the problem:
 //   unsupported_error  an operator, opset, data type or attribute value outside that list
@@ -56,6 +57,7 @@
 #include "onelearn/onnx/ops/pool.hpp"
 #include "onelearn/onnx/ops/reduce.hpp"
 #include "onelearn/onnx/ops/shape.hpp"
+#include "onelearn/onnx/ops/tree_ensemble.hpp"
 #include "onelearn/onnx/tensor.hpp"
 
 namespace onelearn::onnx {
@@ -113,6 +115,8 @@ inline const std::unordered_map<std::string, OpFunction>& operator_table() {
       {"ai.onnx.ml:LinearClassifier", ops::linear_classifier},
       {"ai.onnx.ml:LinearRegressor", ops::linear_regressor},
       {"ai.onnx.ml:Scaler", ops::scaler},
+      {"ai.onnx.ml:TreeEnsembleClassifier", ops::tree_ensemble_classifier},
+      {"ai.onnx.ml:TreeEnsembleRegressor", ops::tree_ensemble_regressor},
   };
   return table;
 }

@@ -66,6 +66,12 @@ class NodeAttributes {
     expect(*a, ::onnx::AttributeProto::INTS, "a list of ints");
     return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
   }
+  [[nodiscard]] std::vector<std::string> get_strings(const std::string& name) const {
+    const auto* a = attribute(name);
+    if (a == nullptr) return {};
+    expect(*a, ::onnx::AttributeProto::STRINGS, "a list of strings");
+    return std::vector<std::string>(a->strings().begin(), a->strings().end());
+  }
   [[nodiscard]] std::vector<float> get_floats(const std::string& name) const {
     const auto* a = attribute(name);
     if (a == nullptr) return {};

@@ -186,6 +186,14 @@ inline void set_attribute(::onnx::NodeProto& n, const std::string& name, const s
 }
 
 inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
+                          const std::vector<std::string>& values) {
+  ::onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRINGS);
+  for (const std::string& v : values) a->add_strings(v);
+}
+
+inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
                           const std::vector<float>& values) {
   ::onnx::AttributeProto* a = n.add_attribute();
   a->set_name(name);
@@ -225,7 +233,12 @@ namespace detail {
 /// "LogisticRegression": the estimator's type name without namespace or template arguments.
 template <class M>
 std::string estimator_name() {
-  return pipeline::detail::type_name<M>();
+  // A class template shared by several estimators (the forests) names each in its Params.
+  if constexpr (requires { M::Params::estimator_name; }) {
+    return std::string(M::Params::estimator_name);
+  } else {
+    return pipeline::detail::type_name<M>();
+  }
 }
 
 inline std::string param_value_string(const ParamValue& v) {
