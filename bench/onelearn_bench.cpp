@@ -8,7 +8,7 @@
 //                                                         --ucx-chunk-bytes N, --ucx-small-bytes N,
 //                                                         --ucx-shm-bytes N (0: no shared memory) tune it)
 //
-// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, tree, forest, allreduce, the
+// Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, tree, forest, gbdt, allreduce, the
 // networks mlp, cnn, tiny_mlp (local), and mlp data-parallel (weak scaling, under --policy mpi
 // or ucx: samples/s per rank, efficiency, the share of communication hidden). Others are reported
 // as not implemented. Settings follow the anchor (bench/anchors/sklearn_bench.py) exactly.
@@ -40,6 +40,7 @@
 #include <onelearn/neighbors/k_neighbors_classifier.hpp>
 #include <onelearn/tree/decision_tree_classifier.hpp>
 #include <onelearn/ensemble/forest_classifier.hpp>
+#include <onelearn/ensemble/hist_gradient_boosting.hpp>
 #include <onelearn/nn/layers/conv2d.hpp>
 #include <onelearn/nn/layers/max_pool2d.hpp>
 #include <onelearn/nn/sequential.hpp>
@@ -184,6 +185,28 @@ void bench_forest(const std::string& dir, const Exec& exec, const char* policy) 
     accuracy = forest.fit(shard.features(), shard.targets()).score(test.features(), test.targets());
   });
   print_line(exec, "forest", policy, seconds, accuracy);
+}
+
+/// Histogram gradient boosting: 100 iterations, learning rate 0.1, 31 leaves, 255 bins, no early
+/// stopping (the anchor's settings), fit + score; quality: held-out accuracy. Under a distributed
+/// policy each rank holds its shard; histograms are all-reduced.
+template <class Exec>
+void bench_gbdt(const std::string& dir, const Exec& exec, const char* policy) {
+  const onelearn::ClassificationDataset<double> all(load<onelearn::Matrix<double>>(dir, "gbdt", "X"),
+                                                    load<onelearn::Labels>(dir, "gbdt", "y"));
+  const onelearn::ClassificationDataset<double> held_out(load<onelearn::Matrix<double>>(dir, "gbdt", "Xt"),
+                                                         load<onelearn::Labels>(dir, "gbdt", "yt"));
+  const auto shard = all.shard(exec);
+  const auto test = held_out.shard(exec);
+  onelearn::ensemble::HistGradientBoostingClassifier<double, Exec> gbdt(
+      {.learning_rate = 0.1, .max_iter = 100, .max_leaf_nodes = 31, .max_bins = 255,
+       .early_stopping = "false", .random_state = 0},
+      exec);
+  double accuracy = 0;
+  const double seconds = best_seconds(exec, 1, [&] {
+    accuracy = gbdt.fit(shard.features(), shard.targets()).score(test.features(), test.targets());
+  });
+  print_line(exec, "gbdt", policy, seconds, accuracy);
 }
 
 /// Multinomial LogisticRegression C=1, L-BFGS, 100 iterations (tol 1e-12, as the anchor, so both
@@ -424,6 +447,8 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_tree(dir, exec, policy);
     } else if (workload == "forest") {
       bench_forest(dir, exec, policy);
+    } else if (workload == "gbdt") {
+      bench_gbdt(dir, exec, policy);
     } else if (workload == "mlp") {
       if constexpr (Exec::is_distributed) {
         bench_mlp_data_parallel(exec, policy);
@@ -469,7 +494,7 @@ int main(int argc, char** argv) {
                  "exec::ucx shared-memory round size (0: no shared memory)");
 #endif
   app.add_option("WORKLOAD", workloads,
-                 "kmeans logreg ridge pca scaler knn gnb tree forest allreduce mlp cnn tiny_mlp (others print "
+                 "kmeans logreg ridge pca scaler knn gnb tree forest gbdt allreduce mlp cnn tiny_mlp (others print "
                  "\"not implemented\")")
       ->required();
   CLI11_PARSE(app, argc, argv);

@@ -25,6 +25,7 @@
 #include "onelearn/decomposition/pca.hpp"
 #include "onelearn/ensemble/forest_classifier.hpp"
 #include "onelearn/ensemble/forest_regressor.hpp"
+#include "onelearn/ensemble/hist_gradient_boosting.hpp"
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/linear_model/elastic_net.hpp"
 #include "onelearn/linear_model/lasso.hpp"
@@ -191,6 +192,8 @@ std::map<std::string, std::function<std::vector<std::string>()>> agreement_table
       {"RandomForestRegressor", [] { return check_every_parameter<ensemble::RandomForestRegressor<double, Mpi>>("RandomForestRegressor", {.n_estimators = 3}, fit_regressor<ensemble::RandomForestRegressor<double, Mpi>>); }},
       {"ExtraTreesClassifier", [] { return check_every_parameter<ensemble::ExtraTreesClassifier<double, Mpi>>("ExtraTreesClassifier", {.n_estimators = 3}, fit_classifier<ensemble::ExtraTreesClassifier<double, Mpi>>); }},
       {"ExtraTreesRegressor", [] { return check_every_parameter<ensemble::ExtraTreesRegressor<double, Mpi>>("ExtraTreesRegressor", {.n_estimators = 3}, fit_regressor<ensemble::ExtraTreesRegressor<double, Mpi>>); }},
+      {"HistGradientBoostingClassifier", [] { return check_every_parameter<ensemble::HistGradientBoostingClassifier<double, Mpi>>("HistGradientBoostingClassifier", {}, fit_classifier<ensemble::HistGradientBoostingClassifier<double, Mpi>>); }},
+      {"HistGradientBoostingRegressor", [] { return check_every_parameter<ensemble::HistGradientBoostingRegressor<double, Mpi>>("HistGradientBoostingRegressor", {}, fit_regressor<ensemble::HistGradientBoostingRegressor<double, Mpi>>); }},
       {"LabelEncoder", [] { return check_every_parameter<LabelEncoder<std::int64_t, Mpi>>("LabelEncoder", {}, [](auto& e, const Data& d) { e.fit(d.labels); }); }},
   };
 }

@@ -1,0 +1,157 @@
+#pragma once
+// The bin mapper of histogram gradient boosting, as scikit-learn 1.2.1's _BinMapper and
+// _find_binning_thresholds (ensemble/_hist_gradient_boosting/binning.py):
+//   find_binning_thresholds  one feature's thresholds from its sorted non-missing values
+//   BinMapper::fit           every feature's thresholds from all ranks' rows (one allgatherv)
+//   BinMapper::transform     X -> uint8 bins, feature-major (column f is contiguous)
+//
+// Thresholds are computed in double, as scikit-learn converts X to float64 first. A feature
+// with at most max_bins distinct values gets the midpoints between consecutive values; one with
+// more gets np.percentile(values, linspace(0, 100, max_bins + 1)[1:-1], method="midpoint"),
+// replicated operation by operation (numpy 1.24's linspace, virtual index and _lerp), so the
+// thresholds are equal to the bit. Value x goes to bin searchsorted(thresholds, x, "left"),
+// NaN to the missing-values bin max_bins (always reserved, as in scikit-learn).
+//
+// Subsampling: with more than 200000 rows over all ranks, scikit-learn draws exactly 200000 of
+// them with numpy's RNG. Here each row is kept when a hash of (random_state, its global row
+// index) falls below 200000 / n: about 200000 rows, the same whatever the number of ranks, but
+// not scikit-learn's rows, so above 200000 rows the thresholds are close to, not equal to, its.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "onelearn/core/types.hpp"
+#include "onelearn/ensemble/detail/hist_rows.hpp"
+#include "onelearn/exec/policy.hpp"
+
+namespace onelearn::ensemble::detail {
+
+/// scikit-learn's ALMOST_INF: thresholds are clipped to it so that +inf stays in the last bin.
+inline constexpr double almost_inf = 1e300;
+/// The number of rows above which the thresholds come from a subsample (scikit-learn's 2e5).
+inline constexpr std::int64_t binning_subsample = 200000;
+
+/// numpy.percentile(sorted, q, method="midpoint") for a sorted array without NaN.
+inline double percentile_midpoint(const std::vector<double>& sorted, double percent) {
+  const double q = percent / 100.0;
+  const auto n = static_cast<double>(sorted.size());
+  const double position = (n - 1) * q;
+  const double virtual_index = 0.5 * (std::floor(position) + std::ceil(position));
+  std::int64_t previous = static_cast<std::int64_t>(std::floor(virtual_index));
+  std::int64_t next = previous + 1;
+  const auto last = static_cast<std::int64_t>(sorted.size()) - 1;
+  if (virtual_index >= n - 1) previous = next = last;
+  if (virtual_index < 0) previous = next = 0;
+  const double gamma = std::fmod(virtual_index, 1.0) == 0 ? 0.0 : 0.5;
+  const double a = sorted[static_cast<std::size_t>(previous)];
+  const double b = sorted[static_cast<std::size_t>(next)];
+  const double diff = b - a;
+  return gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma;  // numpy's _lerp
+}
+
+/// One feature's bin thresholds from its non-missing values (sorted here), at most
+/// max_bins - 1 of them (max_bins non-missing bins).
+inline std::vector<double> find_binning_thresholds(std::vector<double> values, int max_bins) {
+  std::sort(values.begin(), values.end());
+  std::vector<double> distinct = values;
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<double> thresholds;
+  if (distinct.size() <= static_cast<std::size_t>(max_bins)) {
+    for (std::size_t i = 0; i + 1 < distinct.size(); ++i) {
+      thresholds.push_back((distinct[i] + distinct[i + 1]) * 0.5);
+    }
+  } else {
+    // np.linspace(0, 100, max_bins + 1)[1:-1]: i * step, step = 100 / max_bins.
+    const double step = 100.0 / static_cast<double>(max_bins);
+    for (int i = 1; i < max_bins; ++i) {
+      thresholds.push_back(percentile_midpoint(values, static_cast<double>(i) * step));
+    }
+  }
+  for (double& t : thresholds) t = std::min(t, almost_inf);
+  return thresholds;
+}
+
+/// Bins stored feature-major: bins[f * n_rows + i] is row i's bin of feature f.
+struct BinnedMatrix {
+  index_t n_rows = 0;
+  index_t n_features = 0;
+  std::vector<std::uint8_t> bins;
+
+  [[nodiscard]] const std::uint8_t* column(index_t f) const {
+    return bins.data() + f * n_rows;
+  }
+};
+
+struct BinMapper {
+  int max_bins = 255;  ///< non-missing bins; the missing-values bin is max_bins
+  std::vector<std::vector<double>> thresholds;  ///< per feature, increasing
+  std::vector<int> n_bins_non_missing;          ///< thresholds[f].size() + 1
+
+  [[nodiscard]] int missing_bin() const noexcept { return max_bins; }
+
+  /// Fits the thresholds of every feature on the rows `local_rows` of X of every rank
+  /// (collective; n_total of them over all ranks). A row's global index (layout) decides
+  /// whether the subsample keeps it.
+  template <class T, exec::ExecutionPolicy Exec>
+  void fit(const Exec& exec, const MatrixRef<T>& X, const std::vector<index_t>& local_rows,
+           std::int64_t n_total, const RowLayout& layout, int bins, std::uint64_t seed) {
+    max_bins = bins;
+    const index_t p = X.cols();
+    // A row is kept with probability subsample / n, decided by a hash of its global index.
+    const bool subsample = n_total > binning_subsample;
+    const double keep = static_cast<double>(binning_subsample) / static_cast<double>(n_total);
+    std::vector<double> mine;
+    mine.reserve(local_rows.size() * static_cast<std::size_t>(p));
+    for (index_t i : local_rows) {
+      if (subsample && uniform_of(seed ^ 0x9e3779b97f4a7c15ULL, layout.global_index(i)) >= keep) {
+        continue;
+      }
+      for (index_t f = 0; f < p; ++f) mine.push_back(static_cast<double>(X(i, f)));
+    }
+    const std::vector<double> all = exec.allgatherv(std::span<const double>(mine));
+    const std::size_t n_rows = p == 0 ? 0 : all.size() / static_cast<std::size_t>(p);
+    thresholds.assign(static_cast<std::size_t>(p), {});
+    n_bins_non_missing.assign(static_cast<std::size_t>(p), 1);
+    std::vector<double> column;
+    for (index_t f = 0; f < p; ++f) {
+      column.clear();
+      for (std::size_t r = 0; r < n_rows; ++r) {
+        const double v = all[r * static_cast<std::size_t>(p) + static_cast<std::size_t>(f)];
+        if (!std::isnan(v)) column.push_back(v);
+      }
+      auto& t = thresholds[static_cast<std::size_t>(f)];
+      t = find_binning_thresholds(column, max_bins);
+      n_bins_non_missing[static_cast<std::size_t>(f)] = static_cast<int>(t.size()) + 1;
+    }
+  }
+
+  /// The bin of value x of feature f: searchsorted(thresholds, x, side="left"); NaN -> missing.
+  [[nodiscard]] std::uint8_t bin_of(index_t f, double x) const {
+    if (std::isnan(x)) return static_cast<std::uint8_t>(max_bins);
+    const auto& t = thresholds[static_cast<std::size_t>(f)];
+    return static_cast<std::uint8_t>(std::lower_bound(t.begin(), t.end(), x) - t.begin());
+  }
+
+  /// The rows `rows` of X, binned.
+  template <class T>
+  [[nodiscard]] BinnedMatrix transform(const MatrixRef<T>& X,
+                                       const std::vector<index_t>& rows) const {
+    BinnedMatrix out;
+    out.n_rows = static_cast<index_t>(rows.size());
+    out.n_features = X.cols();
+    out.bins.resize(static_cast<std::size_t>(out.n_rows * out.n_features));
+    for (index_t f = 0; f < X.cols(); ++f) {
+      std::uint8_t* column = out.bins.data() + f * out.n_rows;
+      for (index_t r = 0; r < out.n_rows; ++r) {
+        column[r] = bin_of(f, static_cast<double>(X(rows[static_cast<std::size_t>(r)], f)));
+      }
+    }
+    return out;
+  }
+};
+
+}  // namespace onelearn::ensemble::detail

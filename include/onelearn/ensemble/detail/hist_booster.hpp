@@ -1,0 +1,208 @@
+#pragma once
+// The boosting loop of histogram gradient boosting, shared by the classifier and the
+// regressor, as scikit-learn 1.2.1's BaseHistGradientBoosting.fit: the early-stopping split
+// (hist_rows.hpp), bin thresholds on the training rows (binning.hpp), the baseline, then per
+// iteration the loss's gradients and one tree per raw-prediction column (hist_grower.hpp),
+// and, when early stopping is on with scoring "loss", the training and validation losses after
+// the baseline and after every iteration, stopping when none of the last n_iter_no_change
+// scores beats the one before them by more than tol.
+//
+// Collective under a distributed policy: every rank calls fit with its own rows and ends with
+// the same trees. The caller has validated the input and the parameters.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "onelearn/core/detail/parallel.hpp"
+#include "onelearn/core/errors.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/ensemble/detail/binning.hpp"
+#include "onelearn/ensemble/detail/hist_grower.hpp"
+#include "onelearn/ensemble/detail/hist_losses.hpp"
+#include "onelearn/ensemble/detail/hist_rows.hpp"
+#include "onelearn/ensemble/detail/hist_tree.hpp"
+#include "onelearn/exec/policy.hpp"
+
+namespace onelearn::ensemble::detail {
+
+struct BoostingSettings {
+  HistLoss loss;
+  double learning_rate = 0.1;
+  std::int64_t max_iter = 100;
+  std::int64_t max_leaf_nodes = 31;  ///< 0: no limit
+  std::int64_t max_depth = 0;        ///< 0: no limit
+  std::int64_t min_samples_leaf = 20;
+  double l2_regularization = 0;
+  int max_bins = 255;
+  bool early_stopping = false;
+  double validation_fraction = 0.1;  ///< 0: score the training rows (scikit-learn's None)
+  std::int64_t n_iter_no_change = 10;
+  double tol = 1e-7;
+  std::uint64_t seed = 0;
+};
+
+/// The rows of one set (training or validation), on this rank.
+struct RowSet {
+  BinnedMatrix X;
+  std::vector<double> y, weights, raw;
+};
+
+struct Booster {
+  BinMapper mapper;
+  std::vector<double> baseline;
+  std::vector<std::vector<HistTree>> trees;  ///< [iteration][tree of the iteration]
+  std::vector<double> train_score, validation_score;
+  index_t n_features = 0;
+
+  /// y: per local row the target or class index; weights: empty or per row; group: per row
+  /// the stratum of the validation split (class index, or 0) with n_groups strata.
+  template <class T, exec::ExecutionPolicy Exec>
+  void fit(const Exec& exec, const MatrixRef<T>& X, const std::vector<double>& y,
+           const std::vector<double>& weights, const std::vector<index_t>& group,
+           index_t n_groups, const BoostingSettings& s) {
+    n_features = X.cols();
+    trees.clear();
+    train_score.clear();
+    validation_score.clear();
+    const RowLayout layout = RowLayout::make(exec, X.rows());
+    const bool use_validation = s.early_stopping && s.validation_fraction > 0;
+    std::vector<char> is_validation(static_cast<std::size_t>(X.rows()), 0);
+    if (use_validation) {
+      is_validation = validation_rows(exec, layout, group, n_groups, s.validation_fraction, s.seed);
+    }
+    std::vector<index_t> train_rows, valid_rows;
+    for (index_t i = 0; i < X.rows(); ++i) {
+      (is_validation[static_cast<std::size_t>(i)] ? valid_rows : train_rows).push_back(i);
+    }
+    std::array<std::int64_t, 2> counts{static_cast<std::int64_t>(train_rows.size()),
+                                       static_cast<std::int64_t>(valid_rows.size())};
+    exec.allreduce(std::span<std::int64_t>(counts), exec::reduce_op::sum);
+    if (counts[0] == 0) {
+      throw invalid_argument("HistGradientBoosting.fit: expected training rows left after the "
+                             "validation split, found none; lower validation_fraction");
+    }
+
+    mapper.fit(exec, X, train_rows, counts[0], layout, s.max_bins, s.seed);
+    RowSet train = take(X, y, weights, train_rows);
+    RowSet valid = take(X, y, weights, valid_rows);
+
+    // Which features have missing values in training, over all ranks.
+    const index_t p = n_features;
+    std::vector<std::int64_t> missing(static_cast<std::size_t>(p), 0);
+    for (index_t f = 0; f < p; ++f) {
+      const std::uint8_t* column = train.X.column(f);
+      for (index_t i = 0; i < train.X.n_rows; ++i) {
+        if (column[i] == mapper.missing_bin()) {
+          missing[static_cast<std::size_t>(f)] = 1;
+          break;
+        }
+      }
+    }
+    exec.allreduce(std::span<std::int64_t>(missing), exec::reduce_op::max);
+    std::vector<char> has_missing(missing.begin(), missing.end());
+
+    baseline = s.loss.baseline(exec, train.y, train.weights);
+    const auto k = static_cast<std::size_t>(s.loss.n_trees);
+    for (RowSet* set : {&train, &valid}) {
+      const auto n = static_cast<std::size_t>(set->X.n_rows);
+      set->raw.assign(k * n, 0.0);
+      for (std::size_t c = 0; c < k; ++c) {
+        std::fill(set->raw.begin() + static_cast<std::ptrdiff_t>(c * n),
+                  set->raw.begin() + static_cast<std::ptrdiff_t>((c + 1) * n), baseline[c]);
+      }
+    }
+
+    const bool constant = s.loss.constant_hessian(!weights.empty());
+    GrowerInput input;
+    input.X = &train.X;
+    input.mapper = &mapper;
+    input.n_total = counts[0];
+    input.split.min_samples_leaf = static_cast<double>(s.min_samples_leaf);
+    input.split.l2_regularization = s.l2_regularization;
+    input.split.hessians_are_constant = constant;
+    input.split.stride = s.max_bins + 1;
+    input.split.n_bins_non_missing = &mapper.n_bins_non_missing;
+    input.split.has_missing_values = &has_missing;
+    const GrowerSettings grower_settings{s.max_leaf_nodes, s.max_depth, s.learning_rate};
+
+    const auto n_train = static_cast<std::size_t>(train.X.n_rows);
+    std::vector<float> gradient(k * n_train, 0.0F), hessian(k * n_train, 1.0F);
+    if (s.early_stopping) record_scores(exec, s, train, valid, use_validation);
+    for (std::int64_t iteration = 0; iteration < s.max_iter; ++iteration) {
+      s.loss.gradients(train.y, train.raw, train.weights, gradient, hessian);
+      trees.emplace_back();
+      for (std::size_t c = 0; c < k; ++c) {
+        input.gradients = gradient.data() + c * n_train;
+        input.hessians = hessian.data() + c * n_train;
+        TreeGrower<Exec> grower(exec, input, grower_settings);
+        trees.back().push_back(grower.grow(train.raw.data() + c * n_train));
+        if (use_validation) {
+          const auto n_valid = valid.X.n_rows;
+          for (index_t i = 0; i < n_valid; ++i) {
+            valid.raw[c * static_cast<std::size_t>(n_valid) + static_cast<std::size_t>(i)] +=
+                trees.back().back().predict_binned(valid.X.bins.data(), n_valid, i,
+                                                   mapper.missing_bin());
+          }
+        }
+      }
+      if (s.early_stopping && record_scores(exec, s, train, valid, use_validation)) break;
+    }
+  }
+
+  /// Raw predictions, n x n_trees: the baseline plus every tree's leaf value.
+  template <class T>
+  [[nodiscard]] Matrix<double> raw_predict(const MatrixRef<T>& X) const {
+    const auto k = static_cast<index_t>(baseline.size());
+    Matrix<double> out(X.rows(), k);
+    onelearn::detail::for_each_chunk(X.rows(), 256, [&](index_t, index_t begin, index_t end) {
+      for (index_t i = begin; i < end; ++i) {
+        const auto row = X.row(i);
+        for (index_t c = 0; c < k; ++c) {
+          double v = baseline[static_cast<std::size_t>(c)];
+          for (const auto& iteration : trees) v += iteration[static_cast<std::size_t>(c)].predict(row);
+          out(i, c) = v;
+        }
+      }
+    });
+    return out;
+  }
+
+ private:
+  template <class T>
+  RowSet take(const MatrixRef<T>& X, const std::vector<double>& y,
+              const std::vector<double>& weights, const std::vector<index_t>& rows) const {
+    RowSet out;
+    out.X = mapper.transform(X, rows);
+    for (index_t i : rows) {
+      out.y.push_back(y[static_cast<std::size_t>(i)]);
+      if (!weights.empty()) out.weights.push_back(weights[static_cast<std::size_t>(i)]);
+    }
+    return out;
+  }
+
+  /// Appends -mean loss of the training (and validation) rows to the scores; true when the
+  /// scores say to stop (scikit-learn's _should_stop).
+  template <exec::ExecutionPolicy Exec>
+  bool record_scores(const Exec& exec, const BoostingSettings& s, const RowSet& train,
+                     const RowSet& valid, bool use_validation) {
+    const auto a = s.loss.loss_sums(train.y, train.raw, train.weights);
+    const auto b = s.loss.loss_sums(valid.y, valid.raw, valid.weights);
+    std::array<double, 4> sums{a[0], a[1], b[0], b[1]};
+    exec.allreduce(std::span<double>(sums), exec::reduce_op::sum);
+    train_score.push_back(-sums[0] / sums[1]);
+    if (use_validation) validation_score.push_back(-sums[2] / sums[3]);
+    const std::vector<double>& scores = use_validation ? validation_score : train_score;
+    const auto reference_position = static_cast<std::size_t>(s.n_iter_no_change + 1);
+    if (scores.size() < reference_position) return false;
+    const double reference = scores[scores.size() - reference_position] + s.tol;
+    for (std::size_t j = scores.size() - reference_position + 1; j < scores.size(); ++j) {
+      if (scores[j] > reference) return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace onelearn::ensemble::detail

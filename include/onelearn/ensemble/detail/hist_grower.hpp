@@ -1,0 +1,283 @@
+#pragma once
+// One tree of histogram gradient boosting, grown leaf-wise as scikit-learn 1.2.1's TreeGrower:
+// the splittable node of largest gain is split next (a heap ordered as Python's heapq orders
+// it, so that ties break alike), until max_leaf_nodes leaves, max_depth, min_samples_leaf
+// (a node of fewer than 2 * min_samples_leaf rows is a leaf) or no split of positive gain.
+//
+// Data-parallel: each rank holds its rows' bins, gradients and hessians and partitions its own
+// row indices in place; the statistics every decision reads are global. The root's gradient
+// sums are all-reduced, and so is each histogram built: the root's, then per split only the
+// smaller child's (by global count), the larger one being the parent's minus it. So every rank
+// grows the same tree with one all-reduce of p * (max_bins + 1) * 3 doubles per split.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "onelearn/core/types.hpp"
+#include "onelearn/ensemble/detail/binning.hpp"
+#include "onelearn/ensemble/detail/hist_split.hpp"
+#include "onelearn/ensemble/detail/hist_tree.hpp"
+#include "onelearn/exec/policy.hpp"
+
+namespace onelearn::ensemble::detail {
+
+struct GrowerSettings {
+  std::int64_t max_leaf_nodes = 31;  ///< 0: no limit
+  std::int64_t max_depth = 0;        ///< 0: no limit
+  double shrinkage = 0.1;            ///< the learning rate, applied to the leaf values
+};
+
+/// What a tree's growth needs from the boosting loop: the binned training rows, this
+/// iteration's gradients and hessians of one tree, and reusable buffers.
+struct GrowerInput {
+  const BinnedMatrix* X = nullptr;
+  const BinMapper* mapper = nullptr;
+  const float* gradients = nullptr;
+  const float* hessians = nullptr;
+  std::int64_t n_total = 0;  ///< training rows over all ranks
+  SplitSettings split;
+};
+
+template <exec::ExecutionPolicy Exec>
+class TreeGrower {
+ public:
+  TreeGrower(const Exec& exec, const GrowerInput& in, const GrowerSettings& settings)
+      : exec_(exec), in_(in), settings_(settings) {}
+
+  /// Grows the tree and adds its leaf values to raw (this tree's column of raw predictions of
+  /// the local training rows).
+  HistTree grow(double* raw) {
+    const index_t n_local = in_.X->n_rows;
+    rows_.resize(static_cast<std::size_t>(n_local));
+    for (index_t i = 0; i < n_local; ++i) rows_[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
+    nodes_.clear();
+    heap_.clear();
+    n_finalized_ = 0;
+
+    std::array<double, 2> sums{0.0, 0.0};
+    for (index_t i = 0; i < n_local; ++i) {
+      sums[0] += static_cast<double>(in_.gradients[i]);
+      if (!in_.split.hessians_are_constant) sums[1] += static_cast<double>(in_.hessians[i]);
+    }
+    exec_.allreduce(std::span<double>(sums), exec::reduce_op::sum);
+    const auto n = static_cast<double>(in_.n_total);
+    if (in_.split.hessians_are_constant) sums[1] = n;  // hessians[0] * n_samples, hessians = 1
+    nodes_.push_back(Node{0, n_local, n, sums[0], sums[1], 0.0, 0});
+    if (n < 2 * in_.split.min_samples_leaf || sums[1] < in_.split.min_hessian_to_split) {
+      finalize(0);
+    } else {
+      build(0);
+      find_split_and_push(0);
+    }
+    while (!heap_.empty()) split_next();
+
+    HistTree tree;
+    tree.nodes.resize(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& node = nodes_[i];
+      HistNode& out = tree.nodes[i];
+      out.count = static_cast<std::int64_t>(node.n);
+      if (node.is_leaf) {
+        out.value = node.value * settings_.shrinkage;
+        for (index_t r = node.begin; r < node.end; ++r) raw[rows_[static_cast<std::size_t>(r)]] += out.value;
+        continue;
+      }
+      const SplitInfo& s = node.split;
+      out.is_leaf = false;
+      out.value = node.value;
+      out.gain = s.gain;
+      out.feature = s.feature;
+      out.left = node.left;
+      out.right = node.right;
+      out.bin_threshold = static_cast<std::uint8_t>(s.bin);
+      out.missing_go_to_left = s.missing_go_to_left;
+      const auto f = static_cast<std::size_t>(s.feature);
+      out.threshold = s.bin == in_.mapper->n_bins_non_missing[f] - 1
+                          ? std::numeric_limits<double>::infinity()
+                          : in_.mapper->thresholds[f][static_cast<std::size_t>(s.bin)];
+    }
+    return tree;
+  }
+
+ private:
+  struct Node {
+    index_t begin = 0, end = 0;  ///< the node's local rows: rows_[begin, end)
+    double n = 0;                ///< rows over all ranks
+    double sum_g = 0, sum_h = 0, value = 0;
+    std::int64_t depth = 0;
+    SplitInfo split{};
+    Histogram hist{};
+    bool is_leaf = false;
+    std::int32_t left = -1, right = -1;
+  };
+
+  void build(std::size_t at) {
+    Node& node = nodes_[at];
+    build_histogram(*in_.X, rows_.data() + node.begin,
+                    static_cast<std::size_t>(node.end - node.begin), in_.gradients, in_.hessians,
+                    in_.split.hessians_are_constant, in_.split.stride, node.hist, ordered_g_,
+                    ordered_h_);
+    exec_.allreduce(std::span<double>(node.hist), exec::reduce_op::sum);
+  }
+
+  void finalize(std::size_t at) {
+    nodes_[at].is_leaf = true;
+    nodes_[at].hist = Histogram{};
+    ++n_finalized_;
+  }
+
+  void find_split_and_push(std::size_t at) {
+    Node& node = nodes_[at];
+    node.split = find_best_split(node.hist, in_.split, in_.X->n_features, node.n, node.sum_g,
+                                 node.sum_h, node.value);
+    if (node.split.gain <= 0) {
+      finalize(at);
+    } else {
+      heap_push(at);
+    }
+  }
+
+  /// Stable in-place partition of the node's rows: left child first.
+  index_t partition(const Node& node) {
+    const SplitInfo& s = node.split;
+    const std::uint8_t* column = in_.X->column(s.feature);
+    const int missing = in_.mapper->missing_bin();
+    std::uint32_t* r = rows_.data() + node.begin;
+    const auto count = static_cast<std::size_t>(node.end - node.begin);
+    buffer_.resize(count);
+    std::size_t n_left = 0, n_right = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const int b = column[r[i]];
+      const bool left = (s.missing_go_to_left && b == missing) || b <= s.bin;
+      if (left) {
+        r[n_left++] = r[i];
+      } else {
+        buffer_[n_right++] = r[i];
+      }
+    }
+    std::copy(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n_right), r + n_left);
+    return node.begin + static_cast<index_t>(n_left);
+  }
+
+  void split_next() {
+    const std::size_t at = heap_pop();
+    const index_t middle = partition(nodes_[at]);
+    const std::int64_t depth = nodes_[at].depth + 1;
+    const auto n_leaf_nodes = static_cast<std::int64_t>(n_finalized_ + heap_.size() + 2);
+    {
+      const Node& parent = nodes_[at];
+      const SplitInfo& s = parent.split;
+      Node left{parent.begin, middle, s.n_samples_left, s.sum_gradient_left, s.sum_hessian_left,
+                s.value_left, depth};
+      Node right{middle, parent.end, s.n_samples_right, s.sum_gradient_right,
+                 s.sum_hessian_right, s.value_right, depth};
+      nodes_.push_back(std::move(left));
+      nodes_.push_back(std::move(right));
+    }
+    const std::size_t l = nodes_.size() - 2;
+    const std::size_t r = nodes_.size() - 1;
+    Node& parent = nodes_[at];
+    parent.left = static_cast<std::int32_t>(l);
+    parent.right = static_cast<std::int32_t>(r);
+    if ((*in_.split.has_missing_values)[static_cast<std::size_t>(parent.split.feature)] == 0) {
+      // No missing values in training: at predict time they follow the larger child.
+      parent.split.missing_go_to_left = nodes_[l].n > nodes_[r].n;
+    }
+    if (settings_.max_leaf_nodes > 0 && n_leaf_nodes == settings_.max_leaf_nodes) {
+      finalize(l);
+      finalize(r);
+      while (!heap_.empty()) {  // scikit-learn pops them from the end of its list
+        finalize(heap_.back());
+        heap_.pop_back();
+      }
+      parent.hist = Histogram{};
+      return;
+    }
+    if (settings_.max_depth > 0 && depth == settings_.max_depth) {
+      finalize(l);
+      finalize(r);
+      parent.hist = Histogram{};
+      return;
+    }
+    const double min_split = 2 * in_.split.min_samples_leaf;
+    if (nodes_[l].n < min_split) finalize(l);
+    if (nodes_[r].n < min_split) finalize(r);
+    const bool split_left = !nodes_[l].is_leaf;
+    const bool split_right = !nodes_[r].is_leaf;
+    if (split_left || split_right) {
+      const bool left_smaller = nodes_[l].n < nodes_[r].n;
+      const std::size_t small = left_smaller ? l : r;
+      const std::size_t large = left_smaller ? r : l;
+      build(small);
+      nodes_[large].hist = subtract_histogram(nodes_[at].hist, nodes_[small].hist);
+      if (split_left) find_split_and_push(l);
+      if (split_right) find_split_and_push(r);
+      for (std::size_t child : {l, r}) {
+        if (nodes_[child].is_leaf) nodes_[child].hist = Histogram{};
+      }
+    }
+    nodes_[at].hist = Histogram{};
+  }
+
+  // Python's heapq (heappush, heappop with _siftdown/_siftup), "smaller" = larger gain.
+  [[nodiscard]] bool before(std::size_t a, std::size_t b) const {
+    return nodes_[a].split.gain > nodes_[b].split.gain;
+  }
+  void sift_down(std::size_t start, std::size_t pos) {
+    const std::size_t item = heap_[pos];
+    while (pos > start) {
+      const std::size_t parent = (pos - 1) >> 1;
+      if (before(item, heap_[parent])) {
+        heap_[pos] = heap_[parent];
+        pos = parent;
+        continue;
+      }
+      break;
+    }
+    heap_[pos] = item;
+  }
+  void sift_up(std::size_t pos) {
+    const std::size_t end = heap_.size();
+    const std::size_t start = pos;
+    const std::size_t item = heap_[pos];
+    std::size_t child = 2 * pos + 1;
+    while (child < end) {
+      const std::size_t right = child + 1;
+      if (right < end && !before(heap_[child], heap_[right])) child = right;
+      heap_[pos] = heap_[child];
+      pos = child;
+      child = 2 * pos + 1;
+    }
+    heap_[pos] = item;
+    sift_down(start, pos);
+  }
+  void heap_push(std::size_t at) {
+    heap_.push_back(at);
+    sift_down(0, heap_.size() - 1);
+  }
+  std::size_t heap_pop() {
+    const std::size_t last = heap_.back();
+    heap_.pop_back();
+    if (heap_.empty()) return last;
+    const std::size_t top = heap_[0];
+    heap_[0] = last;
+    sift_up(0);
+    return top;
+  }
+
+  const Exec& exec_;
+  GrowerInput in_;
+  GrowerSettings settings_;
+  std::vector<Node> nodes_;
+  std::vector<std::size_t> heap_;
+  std::size_t n_finalized_ = 0;
+  std::vector<std::uint32_t> rows_, buffer_;
+  std::vector<float> ordered_g_, ordered_h_;
+};
+
+}  // namespace onelearn::ensemble::detail

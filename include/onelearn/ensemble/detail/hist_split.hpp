@@ -1,0 +1,188 @@
+#pragma once
+// Gradient histograms and the best split of a node, as scikit-learn 1.2.1's histogram.pyx and
+// splitting.pyx (numerical features, no monotonic or interaction constraints):
+//   build_histogram     per feature and bin: {sum of gradients, sum of hessians, count} over
+//                       the node's rows (features in parallel); one flat buffer of doubles, so
+//                       that one all-reduce sums it over the ranks
+//   subtract_histogram  the sibling's histogram: parent minus the child that was built
+//   find_best_split     per feature, scan the bins left to right (missing values to the right)
+//                       and, when the feature has missing values, right to left (missing values
+//                       to the left); the best gain over features, the first on ties
+// The gain of a split is loss(node) - loss(left) - loss(right) with loss = sum_gradients *
+// value and value = -G / (H + l2 + 1e-15), where the node's own value is the one its parent's
+// split gave it (0 at the root), exactly as scikit-learn computes it. With a constant hessian
+// (squared error, no weights) the hessian sums are the counts.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "onelearn/core/detail/parallel.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/ensemble/detail/binning.hpp"
+
+namespace onelearn::ensemble::detail {
+
+/// Histogram layout: feature f, bin b at [(f * stride + b) * 3 + {0: gradients, 1: hessians,
+/// 2: count}], stride = max_bins + 1 bins per feature.
+using Histogram = std::vector<double>;
+
+struct SplitInfo {
+  double gain = -1;
+  std::int32_t feature = 0;
+  std::int32_t bin = 0;
+  bool missing_go_to_left = false;
+  double sum_gradient_left = 0, sum_hessian_left = 0;
+  double sum_gradient_right = 0, sum_hessian_right = 0;
+  double n_samples_left = 0, n_samples_right = 0;
+  double value_left = 0, value_right = 0;
+};
+
+struct SplitSettings {
+  double min_samples_leaf = 20;
+  double l2_regularization = 0;
+  double min_hessian_to_split = 1e-3;  ///< scikit-learn's default, not a parameter there
+  bool hessians_are_constant = true;
+  index_t stride = 256;                   ///< bins per feature, the missing bin included
+  const std::vector<int>* n_bins_non_missing = nullptr;
+  const std::vector<char>* has_missing_values = nullptr;
+};
+
+[[nodiscard]] inline double node_value(double sum_gradient, double sum_hessian, double l2) {
+  return -sum_gradient / (sum_hessian + l2 + 1e-15);
+}
+
+/// The histogram of the rows rows[0, count) (local row indices into X's bins).
+inline void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size_t count,
+                            const float* gradients, const float* hessians, bool constant_hessian,
+                            index_t stride, Histogram& out, std::vector<float>& ordered_g,
+                            std::vector<float>& ordered_h) {
+  out.assign(static_cast<std::size_t>(X.n_features * stride * 3), 0.0);
+  // Gathered once, so that each feature's pass reads the gradients in order.
+  ordered_g.resize(count);
+  for (std::size_t i = 0; i < count; ++i) ordered_g[i] = gradients[rows[i]];
+  if (!constant_hessian) {
+    ordered_h.resize(count);
+    for (std::size_t i = 0; i < count; ++i) ordered_h[i] = hessians[rows[i]];
+  }
+  onelearn::detail::for_each_chunk(X.n_features, 1, [&](index_t f, index_t, index_t) {
+    const std::uint8_t* column = X.column(f);
+    double* h = out.data() + f * stride * 3;
+    if (constant_hessian) {
+      for (std::size_t i = 0; i < count; ++i) {
+        double* bin = h + 3 * column[rows[i]];
+        bin[0] += static_cast<double>(ordered_g[i]);
+        bin[2] += 1.0;
+      }
+    } else {
+      for (std::size_t i = 0; i < count; ++i) {
+        double* bin = h + 3 * column[rows[i]];
+        bin[0] += static_cast<double>(ordered_g[i]);
+        bin[1] += static_cast<double>(ordered_h[i]);
+        bin[2] += 1.0;
+      }
+    }
+  });
+}
+
+inline Histogram subtract_histogram(const Histogram& parent, const Histogram& child) {
+  Histogram out(parent.size());
+  for (std::size_t i = 0; i < parent.size(); ++i) out[i] = parent[i] - child[i];
+  return out;
+}
+
+namespace split_detail {
+
+inline double split_gain(double g_left, double h_left, double g_right, double h_right,
+                         double loss_current_node, double l2) {
+  const double value_left = node_value(g_left, h_left, l2);
+  const double value_right = node_value(g_right, h_right, l2);
+  return loss_current_node - g_left * value_left - g_right * value_right;
+}
+
+inline void record(SplitInfo& s, double gain, int bin, bool missing_left, double g_left,
+                   double h_left, double n_left, double sum_g, double sum_h, double n,
+                   double l2) {
+  s.gain = gain;
+  s.bin = bin;
+  s.missing_go_to_left = missing_left;
+  s.sum_gradient_left = g_left;
+  s.sum_gradient_right = sum_g - g_left;
+  s.sum_hessian_left = h_left;
+  s.sum_hessian_right = sum_h - h_left;
+  s.n_samples_left = n_left;
+  s.n_samples_right = n - n_left;
+  s.value_left = node_value(s.sum_gradient_left, s.sum_hessian_left, l2);
+  s.value_right = node_value(s.sum_gradient_right, s.sum_hessian_right, l2);
+}
+
+/// scikit-learn's _find_best_bin_to_split_left_to_right and _right_to_left for feature f.
+inline void best_bin(const double* hist, const SplitSettings& s, int n_bins_non_missing,
+                     bool has_missing, double n, double sum_g, double sum_h, double value,
+                     SplitInfo& out) {
+  const double loss_current_node = sum_g * value;
+  const double l2 = s.l2_regularization;
+  auto hess = [&](int b) { return s.hessians_are_constant ? hist[3 * b + 2] : hist[3 * b + 1]; };
+  {
+    double g_left = 0, h_left = 0, n_left = 0;
+    const int end = n_bins_non_missing - 1 + (has_missing ? 1 : 0);
+    for (int b = 0; b < end; ++b) {
+      n_left += hist[3 * b + 2];
+      const double n_right = n - n_left;
+      h_left += hess(b);
+      const double h_right = sum_h - h_left;
+      g_left += hist[3 * b];
+      const double g_right = sum_g - g_left;
+      if (n_left < s.min_samples_leaf) continue;
+      if (n_right < s.min_samples_leaf) break;
+      if (h_left < s.min_hessian_to_split) continue;
+      if (h_right < s.min_hessian_to_split) break;
+      const double gain = split_gain(g_left, h_left, g_right, h_right, loss_current_node, l2);
+      if (gain > out.gain && gain > 0) {
+        record(out, gain, b, false, g_left, h_left, n_left, sum_g, sum_h, n, l2);
+      }
+    }
+  }
+  if (!has_missing) return;
+  double g_right = 0, h_right = 0, n_right = 0;
+  for (int b = n_bins_non_missing - 2; b >= 0; --b) {
+    n_right += hist[3 * (b + 1) + 2];
+    const double n_left = n - n_right;
+    h_right += hess(b + 1);
+    const double h_left = sum_h - h_right;
+    g_right += hist[3 * (b + 1)];
+    const double g_left = sum_g - g_right;
+    if (n_right < s.min_samples_leaf) continue;
+    if (n_left < s.min_samples_leaf) break;
+    if (h_right < s.min_hessian_to_split) continue;
+    if (h_left < s.min_hessian_to_split) break;
+    const double gain = split_gain(g_left, h_left, g_right, h_right, loss_current_node, l2);
+    if (gain > out.gain && gain > 0) {
+      record(out, gain, b, true, g_left, h_left, n_left, sum_g, sum_h, n, l2);
+    }
+  }
+}
+
+}  // namespace split_detail
+
+/// The best split of a node with histogram `hist` (summed over all ranks), n rows, gradient
+/// and hessian sums and value (as its parent's split computed it). gain <= 0: no valid split.
+inline SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, index_t p,
+                                 double n, double sum_g, double sum_h, double value) {
+  std::vector<SplitInfo> per_feature(static_cast<std::size_t>(p));
+  onelearn::detail::for_each_chunk(p, 1, [&](index_t f, index_t, index_t) {
+    SplitInfo& out = per_feature[static_cast<std::size_t>(f)];
+    out.feature = static_cast<std::int32_t>(f);
+    split_detail::best_bin(hist.data() + f * s.stride * 3, s,
+                           (*s.n_bins_non_missing)[static_cast<std::size_t>(f)],
+                           (*s.has_missing_values)[static_cast<std::size_t>(f)] != 0, n, sum_g,
+                           sum_h, value, out);
+  });
+  std::size_t best = 0;
+  for (std::size_t f = 1; f < per_feature.size(); ++f) {
+    if (per_feature[f].gain > per_feature[best].gain) best = f;
+  }
+  return per_feature.empty() ? SplitInfo{} : per_feature[best];
+}
+
+}  // namespace onelearn::ensemble::detail

@@ -1,0 +1,258 @@
+// HistGradientBoostingClassifier / HistGradientBoostingRegressor against scikit-learn 1.2.1
+// (tests/data/hgb/reference.json, written by tests/data/hgb/make_fixtures.py): the same bin
+// thresholds to the bit, the same predictions on a small set, test scores within 0.01, and
+// the typed errors of bad input.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "onelearn/core/concepts.hpp"
+#include "onelearn/ensemble/hist_gradient_boosting.hpp"
+#include "support.hpp"
+
+using namespace onelearn;
+using ensemble::HistGradientBoostingClassifier;
+using ensemble::HistGradientBoostingRegressor;
+using ensemble::HistGradientBoostingClassifierParams;
+using ensemble::HistGradientBoostingRegressorParams;
+
+static_assert(check_classifier<HistGradientBoostingClassifier<double>>());
+static_assert(check_classifier<HistGradientBoostingClassifier<float>>());
+static_assert(check_regressor<HistGradientBoostingRegressor<double>>());
+static_assert(check_regressor<HistGradientBoostingRegressor<float>>());
+
+namespace {
+
+const nlohmann::json& reference() {
+  static const nlohmann::json json = [] {
+    std::ifstream in(test::data_path("hgb/reference.json"));
+    REQUIRE(in.good());
+    return nlohmann::json::parse(in);
+  }();
+  return json;
+}
+
+template <class M>
+M load(const std::string& name) {
+  return io::load_npy<M>(test::data_path("hgb/" + name + ".npy"));
+}
+
+/// Bin thresholds of X (all rows, one process) with max_bins non-missing bins.
+std::vector<std::vector<double>> thresholds_of(const Matrix<double>& X, int max_bins) {
+  ensemble::detail::BinMapper mapper;
+  std::vector<index_t> rows(static_cast<std::size_t>(X.rows()));
+  for (index_t i = 0; i < X.rows(); ++i) rows[static_cast<std::size_t>(i)] = i;
+  const auto layout = ensemble::detail::RowLayout::make(exec::local{}, X.rows());
+  mapper.fit<double>(exec::local{}, X, rows, X.rows(), layout, max_bins, 0);
+  return mapper.thresholds;
+}
+
+}  // namespace
+
+TEST_CASE("HistGradientBoosting bins exactly as scikit-learn's _BinMapper") {
+  const auto& expected = reference()["thresholds"];
+  const std::vector<std::pair<std::string, Matrix<double>>> sets{
+      {"diabetes", test::load_split<double>("diabetes").X_train},
+      {"digits", test::load_split<double>("digits").X_train},
+      {"nan_X", load<Matrix<double>>("nan_X")},
+      {"small_X", load<Matrix<double>>("small_X")}};
+  for (const auto& [name, X] : sets) {
+    for (int max_bins : {255, 16, 2}) {
+      const std::string key = name + "_" + std::to_string(max_bins);
+      CAPTURE(key);
+      const auto found = thresholds_of(X, max_bins);
+      const auto& want = expected[key];
+      REQUIRE(found.size() == want.size());
+      for (std::size_t f = 0; f < found.size(); ++f) {
+        CAPTURE(f);
+        const auto w = want[f].get<std::vector<double>>();
+        REQUIRE(found[f].size() == w.size());
+        for (std::size_t j = 0; j < w.size(); ++j) CHECK(found[f][j] == w[j]);  // to the bit
+      }
+    }
+  }
+  // The estimator exposes the same (as scikit-learn's _bin_mapper.bin_thresholds_).
+  const auto diabetes = test::load_split<double>("diabetes");
+  HistGradientBoostingRegressor<double> model({.max_iter = 1, .early_stopping = "false"});
+  model.fit(diabetes.X_train, diabetes.y_train);
+  CHECK(model.bin_thresholds() == thresholds_of(diabetes.X_train, 255));
+}
+
+TEST_CASE("HistGradientBoosting predicts as scikit-learn on a small set with NaN") {
+  const auto& small = reference()["small"];
+  const auto X = load<Matrix<double>>("small_X");
+  const auto X_test = load<Matrix<double>>("small_X_test");
+  const HistGradientBoostingRegressorParams reg_settings{
+      .max_iter = 30, .max_leaf_nodes = 15, .min_samples_leaf = 5, .early_stopping = "false"};
+  SUBCASE("regression") {
+    HistGradientBoostingRegressor<double> model(reg_settings);
+    model.fit(X, load<Vector<double>>("small_y_reg"));
+    const Vector<double> want = test::to_vector<double>(small["reg_predict"]);
+    CHECK((model.predict(X_test) - want).cwiseAbs().maxCoeff() < 1e-6);
+  }
+  SUBCASE("regression with max_depth, l2_regularization and 5 bins") {
+    HistGradientBoostingRegressor<double> model({.max_iter = 20,
+                                                 .max_leaf_nodes = 0,
+                                                 .max_depth = 3,
+                                                 .min_samples_leaf = 3,
+                                                 .l2_regularization = 2.0,
+                                                 .max_bins = 5,
+                                                 .early_stopping = "false"});
+    model.fit(X, load<Vector<double>>("small_y_reg"));
+    const Vector<double> want = test::to_vector<double>(small["reg_predict_depth3_bins5"]);
+    CHECK((model.predict(X_test) - want).cwiseAbs().maxCoeff() < 1e-6);
+  }
+  SUBCASE("binary and multiclass classification") {
+    const HistGradientBoostingClassifierParams settings{
+        .max_iter = 30, .max_leaf_nodes = 15, .min_samples_leaf = 5, .early_stopping = "false"};
+    HistGradientBoostingClassifier<double> binary(settings);
+    binary.fit(X, load<Labels>("small_y_bin"));
+    CHECK(binary.n_trees_per_iteration() == 1);
+    const Vector<double> want = test::to_vector<double>(small["bin_decision"]);
+    CHECK((binary.decision_function(X_test).col(0) - want).cwiseAbs().maxCoeff() < 1e-6);
+
+    HistGradientBoostingClassifier<double> multi(settings);
+    multi.fit(X, load<Labels>("small_y_multi"));
+    CHECK(multi.n_trees_per_iteration() == 3);
+    const Matrix<double> decision = multi.decision_function(X_test);
+    double worst = 0;
+    for (index_t i = 0; i < decision.rows(); ++i) {
+      for (index_t c = 0; c < 3; ++c) {
+        worst = std::max(worst, std::abs(decision(i, c) - small["multi_decision"][static_cast<std::size_t>(i)]
+                                                                               [static_cast<std::size_t>(c)]
+                                                                                   .get<double>()));
+      }
+    }
+    CHECK(worst < 1e-6);
+    const Matrix<double> proba = multi.predict_proba(X_test);
+    CHECK((proba.rowwise().sum().array() - 1).abs().maxCoeff() < 1e-12);
+  }
+  SUBCASE("unit sample weights change nothing") {
+    const Vector<double> y = load<Vector<double>>("small_y_reg");
+    HistGradientBoostingRegressor<double> plain(reg_settings), weighted(reg_settings);
+    plain.fit(X, y);
+    weighted.fit(X, y, Vector<double>::Ones(X.rows()));
+    CHECK((plain.predict(X_test) - weighted.predict(X_test)).cwiseAbs().maxCoeff() < 1e-9);
+  }
+}
+
+TEST_CASE_TEMPLATE("HistGradientBoosting test scores within 0.01 of scikit-learn's", T, double,
+                   float) {
+  const auto& scores = reference()["scores"];
+  const auto diabetes = test::load_split<T>("diabetes");
+  HistGradientBoostingRegressor<T> reg({.early_stopping = "false"});
+  reg.fit(diabetes.X_train, diabetes.y_train);
+  const double r2 = static_cast<double>(reg.score(diabetes.X_test, diabetes.y_test));
+  MESSAGE("diabetes R^2: onelearn ", r2, ", scikit-learn ", scores["diabetes_r2"].get<double>());
+  CHECK(std::abs(r2 - scores["diabetes_r2"].get<double>()) < 0.01);
+  CHECK(reg.n_iter() == 100);
+  CHECK(reg.train_score().size() == 0);
+
+  HistGradientBoostingRegressor<T> shallow(
+      {.learning_rate = 0.2, .max_iter = 50, .max_depth = 3, .l2_regularization = 1.0,
+       .early_stopping = "false"});
+  shallow.fit(diabetes.X_train, diabetes.y_train);
+  const double r2_shallow = static_cast<double>(shallow.score(diabetes.X_test, diabetes.y_test));
+  MESSAGE("diabetes R^2 (max_depth 3, l2 1): onelearn ", r2_shallow, ", scikit-learn ",
+          scores["diabetes_r2_depth3_l2"].get<double>());
+  CHECK(std::abs(r2_shallow - scores["diabetes_r2_depth3_l2"].get<double>()) < 0.01);
+
+  for (const std::string name : {"iris", "digits"}) {
+    CAPTURE(name);
+    const auto data = test::load_split<T, std::int64_t>(name);
+    HistGradientBoostingClassifier<T> clf({.early_stopping = "false"});
+    clf.fit(data.X_train, data.y_train);
+    const double accuracy = static_cast<double>(clf.score(data.X_test, data.y_test));
+    const double want = scores[std::string(name) + "_accuracy"].get<double>();
+    MESSAGE(name, " accuracy: onelearn ", accuracy, ", scikit-learn ", want);
+    CHECK(std::abs(accuracy - want) < 0.01);
+    CHECK(clf.n_iter() == scores[std::string(name) + "_n_iter"].get<index_t>());
+    CHECK(clf.n_features_in() == data.X_train.cols());
+  }
+}
+
+TEST_CASE("HistGradientBoosting early stopping on a validation fraction") {
+  const auto& scores = reference()["scores"];
+  const auto data = test::load_split<double, std::int64_t>("digits");
+  HistGradientBoostingClassifier<double> clf({.early_stopping = "true", .random_state = 0});
+  clf.fit(data.X_train, data.y_train);
+  const double accuracy = clf.score(data.X_test, data.y_test);
+  MESSAGE("digits with early stopping: onelearn ", accuracy, " after ", clf.n_iter(),
+          " iterations; scikit-learn ", scores["digits_accuracy_early_stopping"].get<double>(),
+          " after ", scores["digits_n_iter_early_stopping"].get<int>());
+  CHECK(clf.n_iter() <= 100);
+  CHECK(clf.train_score().size() == clf.n_iter() + 1);
+  CHECK(clf.validation_score().size() == clf.n_iter() + 1);
+  CHECK(std::abs(accuracy - scores["digits_accuracy_early_stopping"].get<double>()) < 0.02);
+  // The scores are -log loss: they improve from the baseline.
+  CHECK(clf.train_score()(clf.n_iter()) > clf.train_score()(0));
+
+  // No improvement can beat tol = 5 (the log loss starts at log(10) = 2.3): the fit
+  // stops once n_iter_no_change + 1 scores are there, as scikit-learn's _should_stop.
+  HistGradientBoostingClassifier<double> strict({.early_stopping = "true", .n_iter_no_change = 4, .tol = 5.0});
+  strict.fit(data.X_train, data.y_train);
+  CHECK(strict.n_iter() == 4);
+
+  // validation_fraction 0 scores the training rows; "auto" is off at this size.
+  HistGradientBoostingClassifier<double> on_train(
+      {.max_iter = 20, .early_stopping = "true", .validation_fraction = 0});
+  on_train.fit(data.X_train, data.y_train);
+  CHECK(on_train.train_score().size() == on_train.n_iter() + 1);
+  CHECK(on_train.validation_score().size() == 0);
+  HistGradientBoostingClassifier<double> automatic({.max_iter = 5});
+  automatic.fit(data.X_train, data.y_train);
+  CHECK(automatic.train_score().size() == 0);
+}
+
+TEST_CASE("HistGradientBoosting treats NaN as missing and rejects bad input with typed errors") {
+  const auto X = load<Matrix<double>>("small_X");
+  const Vector<double> y = load<Vector<double>>("small_y_reg");
+  const Labels labels = load<Labels>("small_y_bin");
+  HistGradientBoostingRegressor<double> reg({.max_iter = 5, .early_stopping = "false"});
+  CHECK_THROWS_AS((void)reg.predict(X), not_fitted_error);
+  reg.fit(X, y);  // X has NaN: missing values
+  Matrix<double> all_nan = Matrix<double>::Constant(2, 3, std::numeric_limits<double>::quiet_NaN());
+  CHECK(reg.predict(all_nan).allFinite());
+  CHECK_THROWS_AS((void)reg.predict(Matrix<double>::Zero(2, 4)), shape_error);
+
+  Matrix<double> with_inf = X;
+  with_inf(7, 2) = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS(reg.fit(with_inf, y), doctest::Contains("at row 7, column 2"), invalid_argument);
+  Vector<double> y_nan = y;
+  y_nan(3) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS(reg.fit(X, y_nan), invalid_argument);
+  CHECK_THROWS_AS(reg.fit(X, y.head(10)), shape_error);
+
+  for (std::int64_t bins : {1, 256}) {
+    HistGradientBoostingRegressor<double> bad({.max_bins = bins});
+    CHECK_THROWS_WITH_AS(bad.fit(X, y), doctest::Contains("max_bins in [2, 255]"), invalid_argument);
+  }
+  HistGradientBoostingRegressor<double> short_mask({.categorical_features = "01"});
+  CHECK_THROWS_WITH_AS(short_mask.fit(X, y), doctest::Contains("mask of 3 characters"), shape_error);
+  HistGradientBoostingRegressor<double> categorical({.categorical_features = "010"});
+  CHECK_THROWS_WITH_AS(categorical.fit(X, y), doctest::Contains("not supported yet"), invalid_argument);
+  HistGradientBoostingRegressor<double> no_categorical({.max_iter = 2, .categorical_features = "000"});
+  CHECK_NOTHROW(no_categorical.fit(X, y));
+  HistGradientBoostingRegressor<double> other_loss({.loss = "absolute_error"});
+  CHECK_THROWS_AS(other_loss.fit(X, y), invalid_argument);
+
+  Vector<double> negative = Vector<double>::Ones(X.rows());
+  negative(4) = -1;
+  CHECK_THROWS_WITH_AS(reg.fit(X, y, negative), doctest::Contains("non-negative"), invalid_argument);
+  CHECK_THROWS_WITH_AS(reg.fit(X, y, Vector<double>::Zero(X.rows())),
+                       doctest::Contains("positive total sample_weight"), invalid_argument);
+
+  HistGradientBoostingClassifier<double> clf({.max_iter = 5});
+  CHECK_THROWS_WITH_AS(clf.fit(X, Labels::Constant(X.rows(), 3)),
+                       doctest::Contains("expected at least 2 classes in y, found 1: [3]"),
+                       invalid_argument);
+  clf.fit(X, labels);
+  CHECK_THROWS_AS((void)clf.predict_proba(Matrix<double>::Zero(2, 2)), shape_error);
+  CHECK(clf.classes().size() == 2);
+}
