@@ -15,6 +15,10 @@
 #include "onelearn/ensemble/forest_classifier.hpp"
 #include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/exec/mpi.hpp"
+#if __has_include(<ucp/api/ucp.h>)  // exec::ucx is optional (Debian: libucx-dev)
+#define ONELEARN_TEST_UCX 1
+#include "onelearn/exec/ucx.hpp"
+#endif
 #include "onelearn/io/io.hpp"
 #include "onelearn/tree/decision_tree_classifier.hpp"
 #include "onelearn/tree/decision_tree_regressor.hpp"
@@ -108,6 +112,30 @@ TEST_CASE("distributed RandomForest spreads its trees and every rank ends with t
   distributed_extra.fit(X, d.y.segment(first, count));
   CHECK(distributed_extra.predict(X) == local_extra.predict(X));
 }
+
+#ifdef ONELEARN_TEST_UCX
+TEST_CASE("a tree and a forest under exec::ucx equal the one-process fit") {
+  const auto comm = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const Rows d = all_rows();
+  const auto [first, count] = my_rows(d.X.rows(), comm);
+  const Matrix<double> X = d.X.middleRows(first, count);
+  tree::DecisionTreeRegressor<double> local({.max_depth = 5});
+  local.fit(d.X, d.y);
+  tree::DecisionTreeRegressor<double, exec::ucx> distributed({.max_depth = 5}, ucx);
+  distributed.fit(X, d.y.segment(first, count));
+  CHECK(same_nodes(distributed.tree(), local.tree()));
+
+  const ensemble::RandomForestClassifierParams params{.n_estimators = 4, .max_depth = 4};
+  ensemble::RandomForestClassifier<double> local_forest(params);
+  local_forest.fit(d.X, d.labels);
+  ensemble::RandomForestClassifier<double, exec::ucx> forest(params, ucx);
+  forest.fit(X, d.labels.segment(first, count));
+  for (std::size_t t = 0; t < 4; ++t) {
+    CHECK(same_nodes(forest.estimators()[t], local_forest.estimators()[t]));
+  }
+}
+#endif
 
 TEST_CASE("a bad row on one rank fails the tree's fit on every rank") {
   const auto comm = world();

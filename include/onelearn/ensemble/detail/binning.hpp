@@ -24,10 +24,12 @@
 #include <span>
 #include <vector>
 
+#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/hist_rows.hpp"
 #include "onelearn/exec/policy.hpp"
 
+ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::ensemble::detail {
 
 /// scikit-learn's ALMOST_INF: thresholds are clipped to it so that +inf stays in the last bin.
@@ -155,3 +157,4 @@ struct BinMapper {
 };
 
 }  // namespace onelearn::ensemble::detail
+ONELEARN_END_NO_FMA

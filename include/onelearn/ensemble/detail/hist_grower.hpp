@@ -18,12 +18,14 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
 #include "onelearn/ensemble/detail/hist_split.hpp"
 #include "onelearn/ensemble/detail/hist_tree.hpp"
 #include "onelearn/exec/policy.hpp"
 
+ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::ensemble::detail {
 
 struct GrowerSettings {
@@ -281,3 +283,4 @@ class TreeGrower {
 };
 
 }  // namespace onelearn::ensemble::detail
+ONELEARN_END_NO_FMA

@@ -18,9 +18,11 @@
 #include <span>
 #include <vector>
 
+#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
 
+ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::ensemble::detail {
 
 enum class LossKind { squared_error, binomial, multinomial };
@@ -151,3 +153,4 @@ struct HistLoss {
 };
 
 }  // namespace onelearn::ensemble::detail
+ONELEARN_END_NO_FMA

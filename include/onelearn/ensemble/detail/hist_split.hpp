@@ -17,10 +17,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
 
+ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::ensemble::detail {
 
 /// Histogram layout: feature f, bin b at [(f * stride + b) * 3 + {0: gradients, 1: hessians,
@@ -186,3 +188,4 @@ inline SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, 
 }
 
 }  // namespace onelearn::ensemble::detail
+ONELEARN_END_NO_FMA

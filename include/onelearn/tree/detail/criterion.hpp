@@ -18,17 +18,10 @@
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
+#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/types.hpp"
 
-// No fused multiply-add here, whatever the flags (-march=native makes GCC fuse a * b + c): a
-// fused sum rounds differently from scikit-learn's, and two splits that are exactly as good
-// would then compare the other way round, giving another tree (measured: a different node 1320
-// of 4589 on the tree benchmark with -O3 -march=native). splitter.hpp does the same.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
-
+ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::tree::detail {
 
 enum class Criterion { gini, entropy, squared_error };
@@ -77,6 +70,4 @@ inline double improvement(double weight_root, double weight_node, double node_im
 
 }  // namespace onelearn::tree::detail
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
+ONELEARN_END_NO_FMA

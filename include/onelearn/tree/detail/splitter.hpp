@@ -26,17 +26,13 @@
 #include <limits>
 #include <vector>
 
+#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/tree/detail/criterion.hpp"
 #include "onelearn/tree/detail/sklearn_random.hpp"
 #include "onelearn/tree/detail/training_data.hpp"
 
-// No fused multiply-add in the sums and proxies (see criterion.hpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
-
+ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::tree::detail {
 
 /// Values closer than this are one value (scikit-learn's FEATURE_THRESHOLD).
@@ -358,6 +354,4 @@ class Splitter {
 
 }  // namespace onelearn::tree::detail
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
+ONELEARN_END_NO_FMA
