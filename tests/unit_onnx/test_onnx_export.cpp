@@ -227,6 +227,20 @@ const std::vector<ExportCase>& all_cases() {
       extra.fit(iris.X_train, y2);
       classifier("extra_trees_classifier_binary", extra, iris_f, iris_x);
     }
+    classifier("hist_gradient_boosting_classifier",
+               ensemble::HistGradientBoostingClassifier<double>({.max_iter = 20, .early_stopping = "false"})
+                   .fit(iris.X_train, iris.y_train),
+               iris_f, iris_x);
+    {
+      const Labels y2 =
+          iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 2 ? 9 : 4; });
+      ensemble::HistGradientBoostingClassifier<double> binary({.max_iter = 15, .early_stopping = "false"});
+      binary.fit(iris.X_train, y2);
+      classifier("hist_gradient_boosting_binary", binary, iris_f, iris_x);
+    }
+    regression("hist_gradient_boosting_regressor",
+               ensemble::HistGradientBoostingRegressor<double>({.max_iter = 30, .early_stopping = "false"})
+                   .fit(diabetes.X_train, diabetes.y_train));
     regression("decision_tree_regressor",
                tree::DecisionTreeRegressor<double>({.max_depth = 5}).fit(diabetes.X_train, diabetes.y_train));
     regression("random_forest_regressor",
@@ -317,7 +331,7 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  CHECK(cases.size() == 28);
+  CHECK(cases.size() == 31);
   Largest largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);

@@ -286,6 +286,15 @@ class HistGradientBoostingClassifier
     return validation::fitted_attribute("HistGradientBoostingClassifier.n_features_in", fitted_,
                                         booster_.n_features);
   }
+  /// The fitted trees, [iteration][tree of the iteration] (one tree per class for more than
+  /// two classes); their leaf values include the learning rate.
+  [[nodiscard]] const std::vector<std::vector<detail::HistTree>>& trees() const {
+    return validation::fitted_attribute("HistGradientBoostingClassifier.trees", fitted_, booster_.trees);
+  }
+  /// The raw prediction before any tree, one value per tree of an iteration.
+  [[nodiscard]] const std::vector<double>& baseline() const {
+    return validation::fitted_attribute("HistGradientBoostingClassifier.baseline", fitted_, booster_.baseline);
+  }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
@@ -407,6 +416,15 @@ class HistGradientBoostingRegressor
   [[nodiscard]] index_t n_features_in() const {
     return validation::fitted_attribute("HistGradientBoostingRegressor.n_features_in", fitted_,
                                         booster_.n_features);
+  }
+  /// The fitted trees, [iteration][tree of the iteration] (one tree per class for more than
+  /// two classes); their leaf values include the learning rate.
+  [[nodiscard]] const std::vector<std::vector<detail::HistTree>>& trees() const {
+    return validation::fitted_attribute("HistGradientBoostingRegressor.trees", fitted_, booster_.trees);
+  }
+  /// The raw prediction before any tree, one value per tree of an iteration.
+  [[nodiscard]] const std::vector<double>& baseline() const {
+    return validation::fitted_attribute("HistGradientBoostingRegressor.baseline", fitted_, booster_.baseline);
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }

@@ -23,6 +23,7 @@
 //   naive_bayes.hpp    GaussianNB
 //   trees.hpp          DecisionTree*, RandomForest*, ExtraTrees* (TreeEnsembleClassifier,
 //                      TreeEnsembleRegressor)
+//   boosting.hpp       HistGradientBoosting* (TreeEnsembleClassifier, TreeEnsembleRegressor)
 //   pipeline.hpp       pipeline::Pipeline of the above (one graph)
 //   nn.hpp             a built nn::Sequential (Gemm, Conv, MaxPool, AveragePool,
 //                      BatchNormalization, activations, Flatten, Reshape; input N, C, H, W for
@@ -33,6 +34,7 @@
 // Needs ONNX_ML=1 and ONNX_NAMESPACE=onnx and links onnx_proto and protobuf (the target
 // onelearn::onnx).
 
+#include "onelearn/onnx/export/boosting.hpp"
 #include "onelearn/onnx/export/cluster.hpp"
 #include "onelearn/onnx/export/core.hpp"
 #include "onelearn/onnx/export/decomposition.hpp"

@@ -20,6 +20,7 @@
 // sends every float32 input the way the tree does (x <= t and x <= that float are the same for
 // any float x), so the graph's leaves are the model's leaves, not only nearly.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -48,35 +49,53 @@ struct EnsembleAttributes {
   std::vector<std::int64_t> tree_ids, node_ids, feature_ids, true_ids, false_ids;
   std::vector<float> thresholds;
   std::vector<std::string> modes;
+  std::vector<std::int64_t> missing_tracks_true;  ///< 1 where NaN takes the true (left) branch
   std::vector<std::int64_t> weight_trees, weight_nodes, weight_ids;
   std::vector<float> weights;
+
+  /// A leaf, with no weight yet (add_weight gives it its weights).
+  void add_leaf(std::int64_t tree_id, std::int64_t node_id) {
+    tree_ids.push_back(tree_id);
+    node_ids.push_back(node_id);
+    feature_ids.push_back(0);
+    thresholds.push_back(0.f);
+    modes.emplace_back("LEAF");
+    true_ids.push_back(0);
+    false_ids.push_back(0);
+    missing_tracks_true.push_back(0);
+  }
+  void add_weight(std::int64_t tree_id, std::int64_t node_id, std::int64_t id, double weight) {
+    weight_trees.push_back(tree_id);
+    weight_nodes.push_back(node_id);
+    weight_ids.push_back(id);
+    weights.push_back(static_cast<float>(weight));
+  }
+  /// A split: the true (left) child takes x <= threshold, and NaN when missing_left.
+  void add_branch(std::int64_t tree_id, std::int64_t node_id, std::int64_t feature,
+                  double threshold, std::int64_t left, std::int64_t right,
+                  bool missing_left = false) {
+    tree_ids.push_back(tree_id);
+    node_ids.push_back(node_id);
+    feature_ids.push_back(feature);
+    thresholds.push_back(float_at_or_below(threshold));
+    modes.emplace_back("BRANCH_LEQ");
+    true_ids.push_back(left);
+    false_ids.push_back(right);
+    missing_tracks_true.push_back(missing_left ? 1 : 0);
+  }
 
   /// Adds one tree; leaf_weights(node, add) calls add(id, weight) for each weight of a leaf.
   template <class LeafWeights>
   void add_tree(const tree::detail::TreeNodes& t, std::int64_t tree_id, LeafWeights&& leaf_weights) {
     for (index_t node = 0; node < t.node_count(); ++node) {
       const auto i = static_cast<std::size_t>(node);
-      tree_ids.push_back(tree_id);
-      node_ids.push_back(node);
       if (t.is_leaf(node)) {
-        feature_ids.push_back(0);
-        thresholds.push_back(0.f);
-        modes.emplace_back("LEAF");
-        true_ids.push_back(0);
-        false_ids.push_back(0);
-        leaf_weights(node, [&](std::int64_t id, double w) {
-          weight_trees.push_back(tree_id);
-          weight_nodes.push_back(node);
-          weight_ids.push_back(id);
-          weights.push_back(static_cast<float>(w));
-        });
-        continue;
+        add_leaf(tree_id, node);
+        leaf_weights(node, [&](std::int64_t id, double w) { add_weight(tree_id, node, id, w); });
+      } else {
+        add_branch(tree_id, node, t.feature[i], t.threshold[i], t.children_left[i],
+                   t.children_right[i]);
       }
-      feature_ids.push_back(t.feature[i]);
-      thresholds.push_back(float_at_or_below(t.threshold[i]));
-      modes.emplace_back("BRANCH_LEQ");
-      true_ids.push_back(t.children_left[i]);
-      false_ids.push_back(t.children_right[i]);
     }
   }
 
@@ -88,6 +107,10 @@ struct EnsembleAttributes {
     set_attribute(n, "nodes_modes", modes);
     set_attribute(n, "nodes_truenodeids", true_ids);
     set_attribute(n, "nodes_falsenodeids", false_ids);
+    if (std::find(missing_tracks_true.begin(), missing_tracks_true.end(), 1) !=
+        missing_tracks_true.end()) {
+      set_attribute(n, "nodes_missing_value_tracks_true", missing_tracks_true);
+    }
     set_attribute(n, prefix + "_treeids", weight_trees);
     set_attribute(n, prefix + "_nodeids", weight_nodes);
     set_attribute(n, prefix + "_ids", weight_ids);
