@@ -37,8 +37,11 @@ inline Criterion criterion_from_name(std::string_view where, std::string_view na
                          ", found \"" + std::string(name) + "\"");
 }
 
-/// Impurity of class weights `counts` summing to `weight`.
-inline double class_impurity(Criterion criterion, std::span<const double> counts, double weight) {
+/// Impurity of class weights `counts` summing to `weight`. Always inlined: called twice per
+/// candidate split, it is a forest's hot loop (16% of the forest benchmark's time as a call;
+/// inlined, the forest took 4.4 s instead of 4.9 s, the tree 0.70 s instead of 0.97 s).
+[[gnu::always_inline]] inline double class_impurity(Criterion criterion,
+                                                    std::span<const double> counts, double weight) {
   if (criterion == Criterion::gini) {
     double squares = 0;
     for (double c : counts) squares += c * c;
