@@ -9,10 +9,16 @@
 //     KILL_RANK   on the first attempt, this rank kills itself (SIGKILL) after global batch
 //     KILL_BATCH  (counted over the epochs, from 0); omitted: never
 // Rank 0 writes the final weights to OUT.olw.
+//
+// With ONELEARN_RESTART_LOG=FILE set (bench/restart_latency.sh), it appends wall-clock times in
+// seconds to FILE: "killed T" as the rank kills itself, "started T" when an attempt after the
+// first enters main, "first_batch T" when rank 0 ends that attempt's first batch.
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -27,6 +33,15 @@ using onelearn::index_t;
 
 namespace {
 
+/// Appends "event seconds-since-the-epoch" to $ONELEARN_RESTART_LOG, when it is set.
+void log_event(const char* event) {
+  const char* path = std::getenv("ONELEARN_RESTART_LOG");
+  if (path == nullptr || *path == '\0') return;
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+  std::ofstream(path, std::ios::app) << event << ' ' << std::fixed << now << '\n';
+}
+
 /// On the first attempt, rank kill_rank dies (SIGKILL) after its global batch kill_batch
 /// (counted over the epochs, from 0).
 struct KillAtBatch {
@@ -36,7 +51,11 @@ struct KillAtBatch {
   int seen = 0;
   template <class Model>
   void on_batch_end(Model&, int, const nn::Logs&) {
-    if (onelearn::run::attempt() == 0 && rank == kill_rank && seen == kill_batch) std::raise(SIGKILL);
+    if (onelearn::run::attempt() == 0 && rank == kill_rank && seen == kill_batch) {
+      log_event("killed");
+      std::raise(SIGKILL);
+    }
+    if (onelearn::run::attempt() > 0 && rank == 0 && seen == 0) log_event("first_batch");
     ++seen;
   }
 };
@@ -44,6 +63,7 @@ struct KillAtBatch {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (onelearn::run::attempt() > 0) log_event("started");
   MPI_Init(&argc, &argv);
   int status = 0;
   try {

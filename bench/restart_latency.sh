@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The time from a rank's death to the resumed job's first completed batch, under onelearn-run on
+# this machine (2 ranks, mpirun on local slots): the test program of the restart tests
+# (tests/launcher/resumable_fit.cpp) kills rank 1 with SIGKILL mid-training; onelearn-run
+# restarts the job, which resumes from its newest checkpoint. Prints, per run, in seconds:
+#   relaunch    the death to the restarted program entering main (mpirun noticing the dead
+#               rank and ending the others, onelearn-run cleaning up, the new mpirun starting)
+#   to_batch    main to the end of the resumed first batch (MPI_Init, data, checkpoint read)
+#   total       the death to that first batch
+#
+# usage: bench/restart_latency.sh BUILD_DIR [RUNS]
+#   BUILD_DIR holds onelearn-run and the test program, e.g. a Release build:
+#     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release
+#     cmake --build build-bench --target onelearn-run onelearn_resumable_fit
+set -euo pipefail
+build=${1:?usage: bench/restart_latency.sh BUILD_DIR [RUNS]}
+runs=${2:-5}
+run=$build/tools/onelearn-run
+fit=$build/tests/onelearn_resumable_fit
+for program in "$run" "$fit"; do
+  [[ -x $program ]] || { echo "restart_latency: expected $program (see usage)" >&2; exit 2; }
+done
+echo "run relaunch_s to_batch_s total_s"
+for i in $(seq 1 "$runs"); do
+  work=$(mktemp -d)
+  # Rank 1 dies after its 20th batch (epoch 3 of 6: two checkpoints are there).
+  ONELEARN_RESTART_LOG=$work/events OMP_NUM_THREADS=1 \
+    "$run" --np 2 --max-restarts 1 --checkpoint-dir "$work/ckpt" -- \
+    "$fit" "$work/out.olw" per-rank 1 20 > "$work/out.log" 2>&1 ||
+    { echo "restart_latency: the job failed:" >&2; cat "$work/out.log" >&2; exit 1; }
+  awk -v run="$i" '
+    $1 == "killed" { killed = $2 }
+    $1 == "started" && (started == "" || $2 < started) { started = $2 }
+    $1 == "first_batch" { batch = $2 }
+    END {
+      if (killed == "" || started == "" || batch == "") { print "restart_latency: incomplete log" > "/dev/stderr"; exit 1 }
+      printf "%d %.3f %.3f %.3f\n", run, started - killed, batch - started, batch - killed
+    }' "$work/events"
+  rm -rf "$work"
+done
