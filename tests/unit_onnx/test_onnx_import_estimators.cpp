@@ -29,6 +29,8 @@
 #include "onelearn/onnx/export/linear.hpp"
 #include "onelearn/onnx/export/pipeline.hpp"
 #include "onelearn/onnx/export/preprocessing.hpp"
+#include "onelearn/onnx/export/boosting.hpp"
+#include "onelearn/onnx/export/trees.hpp"
 #include "onelearn/onnx/to_estimator.hpp"
 #include "support.hpp"
 
@@ -492,6 +494,66 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx layouts against scikit-learn 1.2.1", T
   }
 }
 
+TEST_CASE("onnx import: trees and forests round trip (iris, diabetes)") {
+  namespace tr = onelearn::tree;
+  namespace en = onelearn::ensemble;
+  const auto iris = onelearn::test::load_split<double, std::int64_t>("iris");
+  const auto diabetes = onelearn::test::load_split<double>("diabetes");
+  // Rows rounded to float32: the file's thresholds are floats (the graph's input is float).
+  const Matrix<double> xi = iris.X_test.cast<float>().cast<double>();
+  const Matrix<double> xd = diabetes.X_test.cast<float>().cast<double>();
+  auto same_classifier = [&](const auto& fitted, const auto& imported) {
+    CHECK(imported.classes() == fitted.classes());
+    CHECK(imported.predict(xi) == fitted.predict(xi));
+    CHECK((imported.predict_proba(xi) - fitted.predict_proba(xi)).cwiseAbs().maxCoeff() < 1e-6);
+  };
+  {
+    tr::DecisionTreeClassifier<double> tree({.max_depth = 4});
+    tree.fit(iris.X_train, iris.y_train);
+    const auto back = ox::to_estimator<tr::DecisionTreeClassifier<double>>(ox::to_proto(tree));
+    same_classifier(tree, back);
+    CHECK(back.node_count() == tree.node_count());
+    CHECK(onelearn::params::equal(back.get_params(), tree.get_params()));  // from the metadata
+    CHECK(back.apply(xi) == tree.apply(xi));
+  }
+  {
+    en::RandomForestClassifier<double> forest({.n_estimators = 6, .max_depth = 5, .random_state = 3});
+    forest.fit(iris.X_train, iris.y_train);
+    same_classifier(forest, ox::to_estimator<en::RandomForestClassifier<double>>(ox::to_proto(forest)));
+    // Two classes: onnxruntime's binary layout (the second class's share under id 0).
+    const Labels y2 = iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 1 ? 8 : 3; });
+    en::ExtraTreesClassifier<double> extra({.n_estimators = 4, .random_state = 5});
+    extra.fit(iris.X_train, y2);
+    same_classifier(extra, ox::to_estimator<en::ExtraTreesClassifier<double>>(ox::to_proto(extra)));
+  }
+  {
+    tr::DecisionTreeRegressor<double> tree({.max_depth = 5});
+    tree.fit(diabetes.X_train, diabetes.y_train);
+    const auto back = ox::to_estimator<tr::DecisionTreeRegressor<double>>(ox::to_proto(tree));
+    CHECK((back.predict(xd) - tree.predict(xd)).cwiseAbs().maxCoeff() < 1e-4);  // float leaves
+    en::RandomForestRegressor<double> forest({.n_estimators = 5, .max_depth = 6, .random_state = 1});
+    forest.fit(diabetes.X_train, diabetes.y_train);
+    const auto forest_back =
+        ox::to_estimator<en::RandomForestRegressor<double>>(ox::to_proto(forest));
+    CHECK((forest_back.predict(xd) - forest.predict(xd)).cwiseAbs().maxCoeff() < 1e-4);
+    CHECK(forest_back.estimators().size() == 5);
+  }
+  {
+    // A boosted ensemble (base values, LOGISTIC) is not a forest.
+    en::HistGradientBoostingClassifier<double> gbdt({.max_iter = 3, .early_stopping = "false"});
+    const Labels y2 = iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 1 ? 1 : 0; });
+    gbdt.fit(iris.X_train, y2);
+    const auto proto = ox::to_proto(gbdt);
+    CHECK_THROWS_WITH_AS((void)ox::to_estimator<en::RandomForestClassifier<double>>(proto),
+                         doctest::Contains("a boosted ensemble"), ox::unsupported_error);
+    // A forest is not one tree.
+    en::RandomForestRegressor<double> forest({.n_estimators = 2});
+    forest.fit(diabetes.X_train, diabetes.y_train);
+    CHECK_THROWS_WITH_AS((void)ox::to_estimator<tr::DecisionTreeRegressor<double>>(ox::to_proto(forest)),
+                         doctest::Contains("expected one tree, found 2"), ox::graph_error);
+  }
+}
+
 TEST_CASE("onnx import: typed errors name the node and the op") {
   using LR = LogisticRegression<double>;
 
@@ -511,11 +573,11 @@ TEST_CASE("onnx import: typed errors name the node and the op") {
   }
   SUBCASE("an operator the import does not know") {
     ::onnx::ModelProto m = skl_model(4);
-    add_node(m, "TreeEnsembleRegressor", "trees", {"X"}, {"variable"});
+    add_node(m, "SVMRegressor", "svm", {"X"}, {"variable"});
     const std::string msg = message_of<ox::unsupported_error>(
         [&] { (void)ox::to_estimator<LinearRegression<double>>(m); });
-    CHECK(contains(msg, "node 'trees' (TreeEnsembleRegressor)"));
-    CHECK(contains(msg, "unsupported operator TreeEnsembleRegressor (domain ai.onnx.ml)"));
+    CHECK(contains(msg, "node 'svm' (SVMRegressor)"));
+    CHECK(contains(msg, "unsupported operator SVMRegressor (domain ai.onnx.ml)"));
   }
   SUBCASE("string class labels") {
     ::onnx::ModelProto m = skl_model(4);

@@ -180,6 +180,29 @@ class ForestClassifier : public WithParams<ForestClassifier<T, Exec, P>, P> {
     return validation::fitted_attribute(qualified("oob_decision_function"), fitted_ && oob_,
                                         oob_decision_);
   }
+  /// A fitted forest from its trees' node arrays (an imported model, onnx/to_estimator.hpp):
+  /// predict, predict_proba and apply behave as after fit; each tree's `value` holds class
+  /// weights of any scale. No out-of-bag attributes (oob_score is not restored).
+  [[nodiscard]] static ForestClassifier from_fitted(const Params& params,
+                                            std::vector<tree::detail::TreeNodes> trees,
+                                            const LabelsRef& classes, index_t n_features,
+                                            Exec exec = {}) {
+    const std::string where = qualified("from_fitted");
+    detail::check_forest_params(where, params, true);
+    if (trees.empty()) throw invalid_argument(where + ": expected at least one tree, found none");
+    for (const tree::detail::TreeNodes& t : trees) {
+      tree::detail::check_fitted_classes(where, classes, t.n_values);
+      t.check_structure(where, n_features);
+    }
+    ForestClassifier out(params, std::move(exec));
+    out.classes_ = classes;
+    out.n_features_ = n_features;
+    out.importances_ = detail::forest_importances(trees, n_features);
+    out.trees_ = std::move(trees);
+    out.fitted_ = true;
+    return out;
+  }
+
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 

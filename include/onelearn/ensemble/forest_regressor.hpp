@@ -153,6 +153,30 @@ class ForestRegressor : public WithParams<ForestRegressor<T, Exec, P>, P> {
     return validation::fitted_attribute(qualified("oob_prediction"), fitted_ && oob_,
                                         oob_prediction_);
   }
+  /// A fitted forest from its trees' node arrays (an imported model, onnx/to_estimator.hpp):
+  /// predict and apply behave as after fit; each tree's `value` holds its nodes' mean targets.
+  /// No out-of-bag attributes (oob_score is not restored).
+  [[nodiscard]] static ForestRegressor from_fitted(const Params& params,
+                                            std::vector<tree::detail::TreeNodes> trees,
+                                            index_t n_features, Exec exec = {}) {
+    const std::string where = qualified("from_fitted");
+    detail::check_forest_params(where, params, false);
+    if (trees.empty()) throw invalid_argument(where + ": expected at least one tree, found none");
+    for (const tree::detail::TreeNodes& t : trees) {
+      if (t.n_values != 1) {
+        throw invalid_argument(where + ": expected one value per node, found " +
+                               std::to_string(t.n_values));
+      }
+      t.check_structure(where, n_features);
+    }
+    ForestRegressor out(params, std::move(exec));
+    out.n_features_ = n_features;
+    out.importances_ = detail::forest_importances(trees, n_features);
+    out.trees_ = std::move(trees);
+    out.fitted_ = true;
+    return out;
+  }
+
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 

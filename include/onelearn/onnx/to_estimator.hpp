@@ -38,6 +38,11 @@
  *   double); with_mean is set when some offset is nonzero, with_std when some scale is not 1
  *   (the transform is the same either way); a single offset or scale value applies to every
  *   feature (the number of features then comes from the other attribute or the graph input).
+ * - `tree::DecisionTreeClassifier<T>`, `DecisionTreeRegressor<T>`, `ensemble::RandomForest*`,
+ *   `ExtraTrees*`: one TreeEnsembleClassifier (classlabels_int64s) or TreeEnsembleRegressor,
+ *   BRANCH_LEQ splits, post_transform NONE, no base values, as skl2onnx and onelearn write them
+ *   (layouts in onnx/detail/tree_ensemble_reader.hpp); one tree for a DecisionTree*. The
+ *   impurities and sample counts are not in the file: feature_importances() are all 0.
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
  * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
@@ -98,6 +103,7 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/onnx/detail/attributes.hpp"
+#include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/load.hpp"
@@ -108,6 +114,10 @@
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/pipeline.hpp"
+#include "onelearn/ensemble/forest_classifier.hpp"
+#include "onelearn/ensemble/forest_regressor.hpp"
+#include "onelearn/tree/decision_tree_classifier.hpp"
+#include "onelearn/tree/decision_tree_regressor.hpp"
 
 namespace onelearn::onnx {
 
@@ -128,7 +138,9 @@ inline bool import_is_default(const ::onnx::NodeProto& n) {
 }
 inline bool import_is_model_node(const ::onnx::NodeProto& n) {
   return import_is_ml(n) && (n.op_type() == "Scaler" || n.op_type() == "LinearRegressor" ||
-                             n.op_type() == "LinearClassifier");
+                             n.op_type() == "LinearClassifier" ||
+                             n.op_type() == "TreeEnsembleClassifier" ||
+                             n.op_type() == "TreeEnsembleRegressor");
 }
 /// Identity, Cast, Normalizer, ZipMap: nodes without parameters that the import may skip.
 inline bool import_is_passthrough(const ::onnx::NodeProto& n) {
@@ -171,9 +183,9 @@ inline ImportChain import_chain(const ::onnx::ModelProto& model, std::string_vie
     const std::string domain = n.domain().empty() ? std::string("ai.onnx") : n.domain();
     import_unsupported(n, target, unsupported_kind::op, n.op_type(),
                        "unsupported operator " + n.op_type() + " (domain " + domain +
-                           "); expected the ai.onnx.ml Scaler, LinearRegressor or "
-                           "LinearClassifier and the parameter-free Identity, Cast, Normalizer, "
-                           "ZipMap");
+                           "); expected the ai.onnx.ml Scaler, LinearRegressor, "
+                           "LinearClassifier, TreeEnsembleClassifier or TreeEnsembleRegressor "
+                           "and the parameter-free Identity, Cast, Normalizer, ZipMap");
   }
   // The one graph input (the features).
   std::set<std::string> initializers;
@@ -713,6 +725,96 @@ struct importer<preprocessing::StandardScaler<T, Exec>> {
   static constexpr std::string_view name = "StandardScaler";
   static auto read(const ImportStep& s, Exec exec) {
     return import_scaler<preprocessing::StandardScaler<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+/// Trees and forests: one TreeEnsembleClassifier (classifiers) or TreeEnsembleRegressor
+/// (regressors), post_transform NONE, no base values (detail/tree_ensemble_reader.hpp).
+template <class E, bool Classifier, exec::ExecutionPolicy Exec, class Make>
+E import_trees(const ImportStep& s, Exec exec, Make&& make) {
+  import_expect_op(s, Classifier ? "TreeEnsembleClassifier" : "TreeEnsembleRegressor");
+  if (s.last) (void)import_check_trailing(s.chain, s.target, Classifier);
+  const NodeAttributes ctx = import_context(s.node);
+  const std::string post = ctx.get_string("post_transform", "NONE");
+  if (post != "NONE" || !ctx.get_floats("base_values").empty()) {
+    import_unsupported(s.node, s.target, unsupported_kind::attribute, "post_transform " + post,
+                       "post_transform " + post + " or base_values: a boosted ensemble, not "
+                       "trees or a forest (expected NONE and no base values)");
+  }
+  if (ctx.has("classlabels_strings")) {
+    import_unsupported(s.node, s.target, unsupported_kind::data_type, "string",
+                       "string class labels (expected classlabels_int64s)");
+  }
+  auto params = import_step_params<typename E::Params>(s);
+  return import_make(s, [&] {
+    detail::ReadEnsemble read = detail::read_tree_ensemble(ctx, Classifier);
+    std::int64_t features = s.features;
+    if (features < 0) {
+      for (const auto& t : read.trees) {
+        for (const std::int64_t f : t.feature) features = std::max(features, f + 1);
+      }
+    }
+    return make(params, std::move(read), static_cast<index_t>(features), std::move(exec));
+  });
+}
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<tree::DecisionTreeClassifier<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  using E = tree::DecisionTreeClassifier<T, Exec>;
+  static constexpr std::string_view name = "DecisionTreeClassifier";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_trees<E, true>(s, std::move(exec), [&](auto& p, detail::ReadEnsemble r, index_t f, Exec e) {
+      if (r.trees.size() != 1) {
+        throw onelearn::invalid_argument("expected one tree, found " + std::to_string(r.trees.size()) +
+                                         " (a forest: RandomForestClassifier)");
+      }
+      return E::from_fitted(p, std::move(r.trees[0]), r.classes, f, std::move(e));
+    });
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<tree::DecisionTreeRegressor<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  using E = tree::DecisionTreeRegressor<T, Exec>;
+  static constexpr std::string_view name = "DecisionTreeRegressor";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_trees<E, false>(s, std::move(exec), [&](auto& p, detail::ReadEnsemble r, index_t f, Exec e) {
+      if (r.trees.size() != 1) {
+        throw onelearn::invalid_argument("expected one tree, found " + std::to_string(r.trees.size()) +
+                                         " (a forest: RandomForestRegressor)");
+      }
+      return E::from_fitted(p, std::move(r.trees[0]), f, std::move(e));
+    });
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec, class P>
+struct importer<ensemble::ForestClassifier<T, Exec, P>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  using E = ensemble::ForestClassifier<T, Exec, P>;
+  static constexpr std::string_view name = P::estimator_name;
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_trees<E, true>(s, std::move(exec), [&](auto& p, detail::ReadEnsemble r, index_t f, Exec e) {
+      return E::from_fitted(p, std::move(r.trees), r.classes, f, std::move(e));
+    });
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec, class P>
+struct importer<ensemble::ForestRegressor<T, Exec, P>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  using E = ensemble::ForestRegressor<T, Exec, P>;
+  static constexpr std::string_view name = P::estimator_name;
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_trees<E, false>(s, std::move(exec), [&](auto& p, detail::ReadEnsemble r, index_t f, Exec e) {
+      return E::from_fitted(p, std::move(r.trees), f, std::move(e));
+    });
   }
 };
 

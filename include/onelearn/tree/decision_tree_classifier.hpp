@@ -181,6 +181,26 @@ class DecisionTreeClassifier
   [[nodiscard]] index_t node_count() const { return tree().node_count(); }
   [[nodiscard]] index_t get_depth() const { return detail::tree_depth(tree()); }
   [[nodiscard]] index_t get_n_leaves() const { return detail::leaf_count(tree()); }
+  /// A fitted tree from its node arrays (an imported model, onnx/to_estimator.hpp): predict,
+  /// predict_proba, apply and decision_path behave as after fit. `tree.value` holds each node's
+  /// class weights (any scale: predict_proba normalises them); classes strictly increasing.
+  /// feature_importances() are computed from the impurities given (all 0 when they are 0).
+  [[nodiscard]] static DecisionTreeClassifier from_fitted(const Params& params, detail::TreeNodes tree,
+                                            const LabelsRef& classes, index_t n_features,
+                                            Exec exec = {}) {
+    constexpr std::string_view where = "DecisionTreeClassifier.from_fitted";
+    detail::check_tree_params(where, params, true);
+    detail::check_fitted_classes(where, classes, tree.n_values);
+    tree.check_structure(where, n_features);
+    DecisionTreeClassifier out(params, std::move(exec));
+    out.classes_ = classes;
+    out.n_features_ = n_features;
+    out.importances_ = detail::normalized_importances(tree.raw_feature_importances(n_features));
+    out.tree_ = std::move(tree);
+    out.fitted_ = true;
+    return out;
+  }
+
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 

@@ -131,6 +131,25 @@ class DecisionTreeRegressor
   [[nodiscard]] index_t node_count() const { return tree().node_count(); }
   [[nodiscard]] index_t get_depth() const { return detail::tree_depth(tree()); }
   [[nodiscard]] index_t get_n_leaves() const { return detail::leaf_count(tree()); }
+  /// A fitted tree from its node arrays (an imported model, onnx/to_estimator.hpp): predict,
+  /// apply and decision_path behave as after fit; `tree.value` holds each node's mean target.
+  [[nodiscard]] static DecisionTreeRegressor from_fitted(const Params& params, detail::TreeNodes tree,
+                                            index_t n_features, Exec exec = {}) {
+    constexpr std::string_view where = "DecisionTreeRegressor.from_fitted";
+    detail::check_tree_params(where, params, false);
+    if (tree.n_values != 1) {
+      throw invalid_argument(std::string(where) + ": expected one value per node, found " +
+                             std::to_string(tree.n_values));
+    }
+    tree.check_structure(where, n_features);
+    DecisionTreeRegressor out(params, std::move(exec));
+    out.n_features_ = n_features;
+    out.importances_ = detail::normalized_importances(tree.raw_feature_importances(n_features));
+    out.tree_ = std::move(tree);
+    out.fitted_ = true;
+    return out;
+  }
+
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
@@ -93,6 +94,37 @@ struct TreeNodes {
     }
     for (double& v : out) v /= weighted_n_node_samples[0];
     return out;
+  }
+
+  /// Checks a tree that was not grown here (from_fitted: an imported model): the arrays agree
+  /// in length, every split reads one of n_features features and points to two later nodes
+  /// (so every path ends), every leaf has n_values values.
+  void check_structure(std::string_view where, index_t n_features) const {
+    auto fail = [&](const std::string& problem) {
+      throw invalid_argument(std::string(where) + ": " + problem);
+    };
+    const auto n = static_cast<std::size_t>(node_count());
+    if (n == 0) fail("expected a tree of at least one node, found none");
+    if (children_left.size() != n || children_right.size() != n || threshold.size() != n ||
+        impurity.size() != n || n_node_samples.size() != n ||
+        weighted_n_node_samples.size() != n || value.size() != n * static_cast<std::size_t>(n_values)) {
+      fail("expected node arrays of " + std::to_string(n) + " entries (value: " +
+           std::to_string(n_values) + " per node), found arrays of other lengths");
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (children_left[i] == leaf_child && children_right[i] == leaf_child) continue;
+      const auto node = static_cast<std::int64_t>(i);
+      if (children_left[i] <= node || children_right[i] <= node ||
+          children_left[i] >= static_cast<std::int64_t>(n) ||
+          children_right[i] >= static_cast<std::int64_t>(n)) {
+        fail("expected node " + std::to_string(i) + "'s children among the later nodes, found " +
+             std::to_string(children_left[i]) + " and " + std::to_string(children_right[i]));
+      }
+      if (feature[i] < 0 || feature[i] >= n_features) {
+        fail("expected node " + std::to_string(i) + " to split one of the " +
+             std::to_string(n_features) + " features, found feature " + std::to_string(feature[i]));
+      }
+    }
   }
 
   /// The arrays as one vector of doubles (ids and counts are exact in a double up to 2^53).
