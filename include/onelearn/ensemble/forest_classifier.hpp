@@ -244,10 +244,7 @@ class ForestClassifier : public WithParams<ForestClassifier<T, Exec, P>, P> {
     const Matrix<double> all = detail::out_of_bag(
         data, trees_, static_cast<std::uint32_t>(this->params_.random_state), classes_.size(),
         [](const tree::detail::TreeNodes& tree, index_t leaf, auto row) {
-          const auto value = tree.node_value(leaf);
-          double total = 0;
-          for (double v : value) total += v;
-          for (index_t c = 0; c < row.size(); ++c) row(c) += value[static_cast<std::size_t>(c)] / total;
+          tree.for_each_class_share(leaf, [&](index_t c, double p) { row(c) += p; });
         });
     index_t correct = 0;
     for (index_t i = 0; i < data.n_rows; ++i) {
@@ -265,10 +262,8 @@ class ForestClassifier : public WithParams<ForestClassifier<T, Exec, P>, P> {
     for (const tree::detail::TreeNodes& tree : trees_) {
       const std::vector<index_t> leaves = tree::detail::leaves_of(tree, X);
       for (index_t i = 0; i < X.rows(); ++i) {
-        const auto value = tree.node_value(leaves[static_cast<std::size_t>(i)]);
-        double total = 0;
-        for (double v : value) total += v;
-        for (index_t c = 0; c < proba.cols(); ++c) proba(i, c) += value[static_cast<std::size_t>(c)] / total;
+        tree.for_each_class_share(leaves[static_cast<std::size_t>(i)],
+                                  [&](index_t c, double p) { proba(i, c) += p; });
       }
     }
     return proba / static_cast<double>(trees_.size());

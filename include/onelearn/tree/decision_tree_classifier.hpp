@@ -133,12 +133,8 @@ class DecisionTreeClassifier
     const std::vector<index_t> leaves = detail::leaves_of(tree_, X);
     Matrix<T> out(X.rows(), classes_.size());
     for (index_t i = 0; i < X.rows(); ++i) {
-      const auto value = tree_.node_value(leaves[static_cast<std::size_t>(i)]);
-      double total = 0;
-      for (double v : value) total += v;
-      for (index_t c = 0; c < classes_.size(); ++c) {
-        out(i, c) = static_cast<T>(value[static_cast<std::size_t>(c)] / total);
-      }
+      tree_.for_each_class_share(leaves[static_cast<std::size_t>(i)],
+                                 [&](index_t c, double p) { out(i, c) = static_cast<T>(p); });
     }
     return out;
   }
@@ -226,13 +222,11 @@ class DecisionTreeClassifier
     detail::TrainingData data = detail::gather_training_rows<T>(
         where, exec_, X, &class_of, classes.size(), std::nullopt, weights);
     data.sort_columns();
-    double total_weight = 0;
-    for (double w : data.weight) total_weight += w;
-    const detail::GrowSettings settings =
-        detail::grow_settings(where, p, true, random, data.n_features, total_weight);
-    detail::Splitter splitter(data, data.weight, settings.split,
+    const detail::GrowSettings settings = detail::grow_settings(
+        where, p, true, random, data.n_features, data.total_weight());
+    tree_ = detail::grow_tree(
+        data, data.weight, settings,
         detail::TreeRandom::for_random_state(static_cast<std::uint32_t>(p.random_state)), true);
-    tree_ = detail::TreeBuilder(splitter, settings, classes.size()).grow();
     classes_ = classes;
     n_features_ = data.n_features;
     importances_ = detail::normalized_importances(tree_.raw_feature_importances(n_features_));

@@ -168,13 +168,11 @@ class DecisionTreeRegressor
     detail::TrainingData data =
         detail::gather_training_rows<T>(where, exec_, X, nullptr, 0, y, weights);
     data.sort_columns();
-    double total_weight = 0;
-    for (double w : data.weight) total_weight += w;
-    const detail::GrowSettings settings =
-        detail::grow_settings(where, p, false, random, data.n_features, total_weight);
-    detail::Splitter splitter(data, data.weight, settings.split,
+    const detail::GrowSettings settings = detail::grow_settings(
+        where, p, false, random, data.n_features, data.total_weight());
+    tree_ = detail::grow_tree(
+        data, data.weight, settings,
         detail::TreeRandom::for_random_state(static_cast<std::uint32_t>(p.random_state)), true);
-    tree_ = detail::TreeBuilder(splitter, settings, 1).grow();
     n_features_ = data.n_features;
     importances_ = detail::normalized_importances(tree_.raw_feature_importances(n_features_));
     fitted_ = true;

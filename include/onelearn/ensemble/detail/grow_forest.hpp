@@ -63,7 +63,6 @@ std::vector<TreeNodes> grow_forest(const Exec& exec, const TrainingData& data,
                                    const ForestSettings& forest, SettingsFor&& settings_for) {
   const std::vector<std::uint32_t> seeds = tree_seeds(forest.random_state, forest.n_estimators);
   const int rank = exec.rank(), size = exec.size();
-  const index_t n_values = data.classification() ? data.n_classes : 1;
   // This rank's trees: t = rank, rank + size, ...
   std::vector<index_t> mine;
   for (index_t t = rank; t < forest.n_estimators; t += size) mine.push_back(t);
@@ -79,10 +78,9 @@ std::vector<TreeNodes> grow_forest(const Exec& exec, const TrainingData& data,
         double total = 0;
         for (double w : weights) total += w;
         const tree::detail::GrowSettings settings = settings_for(total);
-        tree::detail::Splitter splitter(data, std::move(weights), settings.split,
-                                        tree::detail::TreeRandom::for_random_state(seed), false);
-        grown[static_cast<std::size_t>(k)] =
-            tree::detail::TreeBuilder(splitter, settings, n_values).grow();
+        grown[static_cast<std::size_t>(k)] = tree::detail::grow_tree(
+            data, std::move(weights), settings, tree::detail::TreeRandom::for_random_state(seed),
+            false);
       });
   if (size == 1) return grown;
 

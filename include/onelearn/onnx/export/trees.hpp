@@ -126,15 +126,14 @@ inline Exported export_tree_classifier(GraphBuilder& b, const std::string& x,
   EnsembleAttributes a;
   for (std::size_t t = 0; t < trees.size(); ++t) {
     a.add_tree(trees[t], static_cast<std::int64_t>(t), [&](index_t leaf, auto add) {
-      const auto value = trees[t].node_value(leaf);
-      double total = 0;
-      for (double v : value) total += v;
-      if (k == 2) {
-        // onnxruntime's binary layout: class id 0 carries the second class's share.
-        add(0, value[1] / total * share);
-        return;
-      }
-      for (std::int64_t c = 0; c < k; ++c) add(c, value[static_cast<std::size_t>(c)] / total * share);
+      trees[t].for_each_class_share(leaf, [&](index_t c, double p) {
+        // Two classes: onnxruntime's binary layout, class id 0 carrying the second class's share.
+        if (k != 2) {
+          add(c, p * share);
+        } else if (c == 1) {
+          add(0, p * share);
+        }
+      });
     });
   }
   const std::string label = b.fresh("label");

@@ -15,10 +15,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "onelearn/core/types.hpp"
+#include "onelearn/tree/detail/sklearn_random.hpp"
 #include "onelearn/tree/detail/splitter.hpp"
+#include "onelearn/tree/detail/training_data.hpp"
 #include "onelearn/tree/detail/tree_nodes.hpp"
 
 namespace onelearn::tree::detail {
@@ -147,5 +150,13 @@ class TreeBuilder {
   TreeNodes tree_;
   double root_weight_ = 0;
 };
+
+/// One tree grown on `data` with the rows weighted by `weights` (rows of weight 0 are left
+/// out): what a decision tree's fit and each tree of a forest do.
+inline TreeNodes grow_tree(const TrainingData& data, std::vector<double> weights,
+                           const GrowSettings& settings, TreeRandom random, bool threads) {
+  Splitter splitter(data, std::move(weights), settings.split, random, threads);
+  return TreeBuilder(splitter, settings, data.classification() ? data.n_classes : 1).grow();
+}
 
 }  // namespace onelearn::tree::detail

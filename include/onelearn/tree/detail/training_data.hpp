@@ -25,6 +25,11 @@ struct TrainingData {
   std::vector<std::int32_t> sorted_rows;  ///< per feature, the rows by increasing value
 
   [[nodiscard]] bool classification() const noexcept { return n_classes > 0; }
+  [[nodiscard]] double total_weight() const noexcept {
+    double total = 0;
+    for (double w : weight) total += w;
+    return total;
+  }
   [[nodiscard]] float value(index_t feature, index_t row) const noexcept {
     return x[static_cast<std::size_t>(feature * n_rows + row)];
   }

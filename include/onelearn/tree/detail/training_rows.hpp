@@ -91,8 +91,7 @@ TrainingData gather_training_rows(std::string_view where, const Exec& exec, cons
   } else {
     data.weight.assign(static_cast<std::size_t>(data.n_rows), 1.0);
   }
-  double total = 0;
-  for (double w : data.weight) total += w;
+  const double total = data.total_weight();
   if (data.n_rows == 0 || data.n_features == 0) {
     throw invalid_argument(std::string(where) + ": expected at least one sample and one " +
                            "feature, found " + std::to_string(data.n_rows) + " x " +

@@ -39,6 +39,16 @@ struct TreeNodes {
     return {value.data() + node * n_values, static_cast<std::size_t>(n_values)};
   }
 
+  /// Calls share(c, weight of class c / the node's total weight) for every class: a
+  /// classification leaf's predict_proba, written once for trees, forests and their export.
+  template <class Share>
+  void for_each_class_share(index_t node, Share&& share) const {
+    const auto v = node_value(node);
+    double total = 0;
+    for (double w : v) total += w;
+    for (std::size_t c = 0; c < v.size(); ++c) share(static_cast<index_t>(c), v[c] / total);
+  }
+
   /// Appends a node and returns its id; its children are set when they are added.
   index_t add_node(index_t parent, bool is_left, std::int64_t split_feature, double split_threshold,
                    double node_impurity, std::int64_t n_samples, double weighted_n_samples,
