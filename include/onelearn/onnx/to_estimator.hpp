@@ -747,7 +747,7 @@ E import_trees(const ImportStep& s, Exec exec, Make&& make) {
   }
   auto params = import_step_params<typename E::Params>(s);
   return import_make(s, [&] {
-    detail::ReadEnsemble read = detail::read_tree_ensemble(ctx, Classifier);
+    detail::ReadEnsemble read = detail::read_tree_ensemble(s.node, Classifier, s.features);
     std::int64_t features = s.features;
     if (features < 0) {
       for (const auto& t : read.trees) {

@@ -1,27 +1,28 @@
 #pragma once
 // A TreeEnsembleClassifier or TreeEnsembleRegressor node's trees as onelearn trees
-// (tree::detail::TreeNodes), for onnx::to_estimator. Node ids are the trees' node indices (the
-// ONNX-ML specification numbers each tree's nodes from 0); every split must be BRANCH_LEQ, as
-// scikit-learn's and onelearn's trees are; thresholds are the file's float values, which send a
-// float32 input the same way as in the file. Leaf weights become node values:
-//   classifier, classes ids 0..k-1     value[c] = the weight of class c (any scale: the
+// (tree::detail::TreeNodes), for onnx::to_estimator. The attributes are read and checked once,
+// by the executor's reader (onnx/ops/tree_ensemble.hpp: lengths, duplicate nodes, children,
+// roots, feature range, leaf weights); this header only renumbers each tree depth first, left
+// child first (so children come after their parent, as fit numbers them) and turns leaf weights
+// into node values. Every split must be BRANCH_LEQ, as scikit-learn's and onelearn's trees
+// split; thresholds are the file's float values, which send a float32 input the same way as in
+// the file. Leaf weights become node values:
+//   classifier, class ids 0..k-1       value[c] = the weight of class c (any scale: the
 //                                      estimators normalise each leaf)
-//   classifier, 2 classes, one id 0    the weight is the second class's share of 1 / trees
+//   classifier, 2 classes, only id 0   the weight is the second class's share of 1 / trees
 //                                      (onnxruntime's binary layout): value = (1 - share, share)
 //   regressor                          value = the weight, times the number of trees when the
 //                                      aggregate is SUM (the estimators average their trees)
 // The rest of a fitted tree's arrays (impurity, samples) are not in the file: 0.
-// Problems are invalid_argument naming what was expected and found.
 
 #include <cstdint>
-#include <map>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
-#include "onelearn/onnx/detail/attributes.hpp"
+#include "onelearn/onnx/ops/tree_ensemble.hpp"
 #include "onelearn/tree/detail/tree_nodes.hpp"
 
 namespace onelearn::onnx::detail {
@@ -31,107 +32,75 @@ struct ReadEnsemble {
   Labels classes;  ///< classifier: classlabels_int64s
 };
 
-inline ReadEnsemble read_tree_ensemble(const NodeAttributes& a, bool classifier) {
-  auto fail = [](const std::string& problem) { throw invalid_argument(problem); };
-  auto ints = [&](const std::string& name) {
-    return a.get_ints(name).value_or(std::vector<std::int64_t>{});
-  };
-  const std::string prefix = classifier ? "class" : "target";
-  const auto tree_ids = ints("nodes_treeids"), node_ids = ints("nodes_nodeids"),
-             features = ints("nodes_featureids"), true_ids = ints("nodes_truenodeids"),
-             false_ids = ints("nodes_falsenodeids");
-  const std::vector<float> thresholds = a.get_floats("nodes_values");
-  const std::vector<std::string> modes = a.get_strings("nodes_modes");
-  const std::size_t n = tree_ids.size();
-  if (n == 0 || node_ids.size() != n || features.size() != n || true_ids.size() != n ||
-      false_ids.size() != n || thresholds.size() != n || modes.size() != n) {
-    fail("expected the nodes_* attributes with one entry per node, found lengths that differ "
-         "(or no nodes)");
-  }
+/// `features`: the input's width, or -1 when the graph does not declare it.
+inline ReadEnsemble read_tree_ensemble(const ::onnx::NodeProto& node, bool classifier,
+                                       std::int64_t features) {
+  const NodeContext ctx(node, 3, {});
+  const ops::detail::Ensemble e = ops::detail::read_ensemble(
+      ctx, classifier ? "class" : "target",
+      features >= 0 ? features : std::numeric_limits<std::int64_t>::max());
   ReadEnsemble out;
   index_t k = 1;
+  bool only_id_zero = true;
   if (classifier) {
-    const auto labels = ints("classlabels_int64s");
-    if (labels.size() < 2) fail("expected classlabels_int64s with at least 2 labels");
+    const auto labels = ctx.get_ints("classlabels_int64s").value_or(std::vector<std::int64_t>{});
+    if (labels.size() < 2) ctx.fail("expected classlabels_int64s with at least 2 labels");
     out.classes = Eigen::Map<const Labels>(labels.data(), static_cast<index_t>(labels.size()));
     k = out.classes.size();
-  }
-  // Trees in the order of their ids; each tree's nodes by id.
-  std::map<std::int64_t, std::map<std::int64_t, std::size_t>> nodes_of;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!nodes_of[tree_ids[i]].emplace(node_ids[i], i).second) {
-      fail("expected each node once, found node " + std::to_string(node_ids[i]) + " of tree " +
-           std::to_string(tree_ids[i]) + " twice");
+    for (const std::int64_t id : ctx.get_ints("class_ids").value_or(std::vector<std::int64_t>{})) {
+      only_id_zero = only_id_zero && id == 0;
     }
   }
-  const auto weight_trees = ints(prefix + "_treeids"), weight_nodes = ints(prefix + "_nodeids"),
-             weight_ids = ints(prefix + "_ids");
-  const std::vector<float> weights = a.get_floats(prefix + "_weights");
-  if (weight_trees.size() != weights.size() || weight_nodes.size() != weights.size() ||
-      weight_ids.size() != weights.size()) {
-    fail("expected " + prefix + "_treeids, _nodeids, _ids and _weights of one length");
-  }
-  bool only_id_zero = true;
-  for (const std::int64_t id : weight_ids) {
-    if (id < 0 || id >= k) fail("expected " + prefix + " ids below " + std::to_string(k) + ", found " + std::to_string(id));
-    only_id_zero = only_id_zero && id == 0;
-  }
-  const auto n_trees = static_cast<double>(nodes_of.size());
+  const auto n_trees = static_cast<double>(e.roots.size());
   const bool binary_share = classifier && k == 2 && only_id_zero;
-  const bool sum_aggregate = !classifier && a.get_string("aggregate_function", "SUM") == "SUM";
+  const bool sum_aggregate = !classifier && ctx.get_string("aggregate_function", "SUM") == "SUM";
 
-  std::map<std::int64_t, std::size_t> tree_index;
-  for (const auto& [id, nodes] : nodes_of) {
-    tree_index[id] = out.trees.size();
+  for (const std::size_t root : e.roots) {
     tree::detail::TreeNodes t;
-    t.n_values = classifier ? k : 1;
-    std::size_t expected = 0;
-    for (const auto& [node, at] : nodes) {
-      if (node != static_cast<std::int64_t>(expected++)) {
-        fail("expected tree " + std::to_string(id) + "'s node ids 0, 1, 2, ..., found " +
-             std::to_string(node));
+    t.n_values = k;
+    struct Pending {
+      std::size_t node;
+      index_t parent;
+      bool is_left;
+    };
+    std::vector<Pending> stack{{root, -1, false}};
+    while (!stack.empty()) {
+      const Pending p = stack.back();
+      stack.pop_back();
+      // The executor's reader forbids a node being its own child, not longer cycles.
+      if (t.node_count() >= static_cast<index_t>(e.nodes.size())) {
+        ctx.fail("expected trees, found nodes that are reached twice (a cycle)");
       }
-      const bool leaf = modes[at] == "LEAF";
-      if (!leaf && modes[at] != "BRANCH_LEQ") {
-        fail("expected BRANCH_LEQ or LEAF nodes (as tree estimators split), found " + modes[at]);
+      const ops::detail::EnsembleNode& n = e.nodes[p.node];
+      std::vector<double> value(static_cast<std::size_t>(k), 0.0);
+      const bool leaf = n.mode == ops::detail::BranchMode::leaf;
+      if (!leaf && n.mode != ops::detail::BranchMode::leq) {
+        ctx.fail("expected BRANCH_LEQ or LEAF nodes (as tree estimators split)");
       }
-      t.children_left.push_back(leaf ? tree::detail::leaf_child : true_ids[at]);
-      t.children_right.push_back(leaf ? tree::detail::leaf_child : false_ids[at]);
-      t.feature.push_back(leaf ? tree::detail::undefined_feature : features[at]);
-      t.threshold.push_back(leaf ? static_cast<double>(tree::detail::undefined_feature)
-                                 : static_cast<double>(thresholds[at]));
-      t.impurity.push_back(0);
-      t.n_node_samples.push_back(0);
-      t.weighted_n_node_samples.push_back(0);
-      t.value.insert(t.value.end(), static_cast<std::size_t>(t.n_values), 0.0);
+      for (const auto& [id, w] : n.weights) {
+        if (id < 0 || id >= k) {
+          ctx.fail("expected " + std::string(classifier ? "class" : "target") + " ids below " +
+                   std::to_string(k) + ", found " + std::to_string(id));
+        }
+        if (binary_share) {
+          value[0] += 1.0 - w * n_trees;
+          value[1] += w * n_trees;
+        } else {
+          value[static_cast<std::size_t>(id)] += w * (sum_aggregate ? n_trees : 1.0);
+        }
+      }
+      if (leaf && binary_share && n.weights.empty()) value[0] = 1;  // share 0: the first class
+      const index_t id = t.add_node(
+          p.parent, p.is_left, leaf ? tree::detail::undefined_feature : n.feature,
+          leaf ? static_cast<double>(tree::detail::undefined_feature)
+               : static_cast<double>(n.threshold),
+          0.0, 0, 0.0, value);
+      if (!leaf) {
+        stack.push_back({n.false_child, id, false});
+        stack.push_back({n.true_child, id, true});
+      }
     }
     out.trees.push_back(std::move(t));
-  }
-  for (std::size_t w = 0; w < weights.size(); ++w) {
-    const auto tree_it = tree_index.find(weight_trees[w]);
-    if (tree_it == tree_index.end() || weight_nodes[w] < 0 ||
-        weight_nodes[w] >= out.trees[tree_it->second].node_count()) {
-      fail("expected " + prefix + " weights on existing nodes, found node " +
-           std::to_string(weight_nodes[w]) + " of tree " + std::to_string(weight_trees[w]));
-    }
-    tree::detail::TreeNodes& t = out.trees[tree_it->second];
-    double* value = t.value.data() + weight_nodes[w] * t.n_values;
-    if (binary_share) {
-      const double share = static_cast<double>(weights[w]) * n_trees;
-      value[0] += 1.0 - share;
-      value[1] += share;
-    } else {
-      value[weight_ids[w]] += static_cast<double>(weights[w]) * (sum_aggregate ? n_trees : 1.0);
-    }
-  }
-  if (binary_share) {
-    // A leaf without a weight has share 0: all of it is the first class.
-    for (tree::detail::TreeNodes& t : out.trees) {
-      for (index_t node = 0; node < t.node_count(); ++node) {
-        double* value = t.value.data() + node * 2;
-        if (t.is_leaf(node) && value[0] == 0 && value[1] == 0) value[0] = 1;
-      }
-    }
   }
   return out;
 }
