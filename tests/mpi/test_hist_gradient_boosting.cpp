@@ -19,6 +19,7 @@
 
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
 #include "onelearn/exec/mpi.hpp"
+#include "onelearn/io/npy.hpp"
 // exec::ucx is optional (Debian: libucx-dev); tests/cmake/mpi_tests.cmake leaves its own test
 // file out without it, and this file leaves out its exec::ucx case.
 #if __has_include(<ucp/api/ucp.h>)
@@ -159,6 +160,29 @@ TEST_CASE("HistGradientBoosting binary classifier across ranks, one rank without
   CHECK(distributed.n_trees_per_iteration() == 1);
   CHECK(max_abs_difference(distributed.predict_proba(data.X_test), local.predict_proba(data.X_test)) <
         1e-12);
+}
+
+TEST_CASE("HistGradientBoosting with categorical features across ranks equals the one-process fit") {
+  // The known categories come from every rank's rows: rank 0's 7 rows miss most of them.
+  const exec::mpi comm = world();
+  const auto X = io::load_npy<Matrix<double>>(test::data_path("hgb/cat_X.npy"));
+  const auto X_test = io::load_npy<Matrix<double>>(test::data_path("hgb/cat_X_test.npy"));
+  const auto y = io::load_npy<Labels>(test::data_path("hgb/cat_y_multi.npy"));
+  const HistGradientBoostingClassifierParams settings{
+      .max_iter = 10, .min_samples_leaf = 5, .categorical_features = "110", .early_stopping = "false"};
+  HistGradientBoostingClassifier<double> local(settings);
+  local.fit(X, y);
+  HistGradientBoostingClassifier<double, exec::mpi> distributed(settings, comm);
+  distributed.fit(shard_rows(X, comm.rank(), comm.size()), shard_rows(y, comm.rank(), comm.size()));
+  CHECK(distributed.bin_thresholds() == local.bin_thresholds());
+  CHECK(max_abs_difference(distributed.decision_function(X_test), local.decision_function(X_test)) <
+        1e-9);
+
+  // A value that is no category on one rank only: the same error on every rank.
+  Matrix<double> bad = shard_rows(X, comm.rank(), comm.size());
+  if (comm.rank() == comm.size() - 1) bad(1, 0) = 0.5;
+  CHECK_THROWS_WITH_AS(distributed.fit(bad, shard_rows(y, comm.rank(), comm.size())),
+                       doctest::Contains("integer categories"), invalid_argument);
 }
 
 TEST_CASE("HistGradientBoosting bad input on one rank raises on every rank") {

@@ -142,6 +142,67 @@ TEST_CASE("HistGradientBoosting predicts as scikit-learn on a small set with NaN
   }
 }
 
+TEST_CASE("HistGradientBoosting splits categorical features as scikit-learn") {
+  const auto& expected = reference()["categorical"];
+  const auto X = load<Matrix<double>>("cat_X");
+  const auto X_test = load<Matrix<double>>("cat_X_test");
+  const Vector<double> y = load<Vector<double>>("cat_y_reg");
+  const HistGradientBoostingRegressorParams settings{.max_iter = 20,
+                                                     .max_leaf_nodes = 15,
+                                                     .min_samples_leaf = 5,
+                                                     .categorical_features = "110",
+                                                     .early_stopping = "false"};
+  auto distance = [](const Vector<double>& found, const nlohmann::json& want) {
+    return (found - test::to_vector<double>(want)).cwiseAbs().maxCoeff();
+  };
+  SUBCASE("regression: the categories are the bins; unknown categories go as missing values") {
+    HistGradientBoostingRegressor<double> model(settings);
+    model.fit(X, y);
+    CHECK(model.bin_thresholds() == expected["thresholds"].get<std::vector<std::vector<double>>>());
+    std::size_t category_splits = 0;
+    for (const auto& iteration : model.trees()) category_splits += iteration[0].category_splits.size();
+    CHECK(category_splits > 10);
+    CHECK(distance(model.predict(X_test), expected["reg_predict"]) < 1e-6);
+  }
+  SUBCASE("regression with sample weights (hessians not constant)") {
+    HistGradientBoostingRegressor<double> model(settings);
+    const Vector<double> weights = (1 + (X.col(2).array() > 0).cast<double>()).matrix();
+    model.fit(X, y, weights);
+    CHECK(distance(model.predict(X_test), expected["reg_predict_weighted"]) < 1e-6);
+  }
+  SUBCASE("binary and multiclass classification") {
+    const HistGradientBoostingClassifierParams clf_settings{.max_iter = 20,
+                                                            .max_leaf_nodes = 15,
+                                                            .min_samples_leaf = 5,
+                                                            .categorical_features = "110",
+                                                            .early_stopping = "false"};
+    HistGradientBoostingClassifier<double> binary(clf_settings);
+    binary.fit(X, load<Labels>("cat_y_bin"));
+    CHECK(distance(binary.decision_function(X_test).col(0), expected["bin_decision"]) < 1e-6);
+    HistGradientBoostingClassifier<double> multi(clf_settings);
+    multi.fit(X, load<Labels>("cat_y_multi"));
+    const Matrix<double> decision = multi.decision_function(X_test);
+    for (index_t c = 0; c < 3; ++c) {
+      Vector<double> want(decision.rows());
+      for (index_t i = 0; i < decision.rows(); ++i) {
+        want(i) = expected["multi_decision"][static_cast<std::size_t>(i)][static_cast<std::size_t>(c)];
+      }
+      CHECK((decision.col(c) - want).cwiseAbs().maxCoeff() < 1e-6);
+    }
+  }
+  SUBCASE("a fractional or negative value at predict time is an unknown category") {
+    HistGradientBoostingRegressor<double> model(settings);
+    model.fit(X, y);
+    const Matrix<double> rows = X_test.topRows(3);
+    Matrix<double> missing = rows, fractional = rows, negative = rows;
+    missing.col(1).setConstant(std::numeric_limits<double>::quiet_NaN());
+    fractional.col(1).setConstant(2.5);
+    negative.col(1).setConstant(-3);
+    CHECK(model.predict(fractional) == model.predict(missing));
+    CHECK(model.predict(negative) == model.predict(missing));
+  }
+}
+
 TEST_CASE_TEMPLATE("HistGradientBoosting test scores within 0.01 of scikit-learn's", T, double,
                    float) {
   const auto& scores = reference()["scores"];
@@ -235,8 +296,17 @@ TEST_CASE("HistGradientBoosting treats NaN as missing and rejects bad input with
   }
   HistGradientBoostingRegressor<double> short_mask({.categorical_features = "01"});
   CHECK_THROWS_WITH_AS(short_mask.fit(X, y), doctest::Contains("mask of 3 characters"), shape_error);
+  // small_X's feature 1 holds multiples of 0.5: not integer categories.
   HistGradientBoostingRegressor<double> categorical({.categorical_features = "010"});
-  CHECK_THROWS_WITH_AS(categorical.fit(X, y), doctest::Contains("not supported yet"), invalid_argument);
+  CHECK_THROWS_WITH_AS(categorical.fit(X, y),
+                       doctest::Contains("categorical feature 1 to hold integer categories in [0, 255)"),
+                       invalid_argument);
+  Matrix<double> too_large = X;
+  too_large.col(0).setConstant(3);
+  too_large(9, 0) = 16;
+  HistGradientBoostingRegressor<double> few_bins({.max_bins = 16, .categorical_features = "100"});
+  CHECK_THROWS_WITH_AS(few_bins.fit(too_large, y), doctest::Contains("found 16.000000 at row 9"),
+                       invalid_argument);
   HistGradientBoostingRegressor<double> no_categorical({.max_iter = 2, .categorical_features = "000"});
   CHECK_NOTHROW(no_categorical.fit(X, y));
   HistGradientBoostingRegressor<double> other_loss({.loss = "absolute_error"});

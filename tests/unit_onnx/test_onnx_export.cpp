@@ -238,6 +238,16 @@ const std::vector<ExportCase>& all_cases() {
       binary.fit(iris.X_train, y2);
       classifier("hist_gradient_boosting_binary", binary, iris_f, iris_x);
     }
+    {
+      // Categorical splits have no TreeEnsemble form (before ai.onnx.ml opset 5): refused.
+      Matrix<double> X = iris.X_train;
+      X.col(0) = X.col(0).array().floor().matrix();  // sepal length in whole cm: 4 categories
+      ensemble::HistGradientBoostingClassifier<double> categorical(
+          {.max_iter = 5, .min_samples_leaf = 5, .categorical_features = "1000", .early_stopping = "false"});
+      categorical.fit(X, iris.y_train);
+      CHECK_THROWS_WITH_AS((void)ox::to_proto(categorical), doctest::Contains("categorical splits"),
+                           ox::unsupported_error);
+    }
     regression("hist_gradient_boosting_regressor",
                ensemble::HistGradientBoostingRegressor<double>({.max_iter = 30, .early_stopping = "false"})
                    .fit(diabetes.X_train, diabetes.y_train));

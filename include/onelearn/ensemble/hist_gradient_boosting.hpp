@@ -49,8 +49,12 @@
  * - `min_samples_leaf` (int, 20): rows of a leaf at least.
  * - `l2_regularization` (double, 0): added to the hessian sums of the leaf values, >= 0.
  * - `max_bins` (int, 255): bins of non-missing values per feature, in [2, 255].
- * - `categorical_features` (string, ""): "" (None) or a mask of one '0'/'1' per feature.
- *   Categorical features are not supported yet: a '1' is an invalid_argument.
+ * - `categorical_features` (string, ""): "" (None) or a mask of one '0'/'1' per feature. A
+ *   categorical feature holds integer categories in [0, max_bins) or NaN; each category is a
+ *   bin, and a split sends a set of categories left (scikit-learn's: categories of hessian sum
+ *   >= 10 sorted by G / (H + 10), a prefix or suffix of that order to the left, the rest and the
+ *   rare ones to the right; NaN is one more category when training had missing values). At
+ *   predict time a value that is not a category seen in fit goes where missing values go.
  * - `early_stopping` (string, "auto"): "true", "false", or "auto" (on above 10000 rows).
  * - `scoring` (string, "loss"): the early-stopping score, the loss only.
  * - `validation_fraction` (double, 0.1): share of rows held out for early stopping, in [0, 1);
@@ -70,7 +74,11 @@
  *   _bin_mapper.bin_thresholds_).
  *
  * \par Differences from scikit-learn
- * - No categorical features yet, no monotonic_cst, interaction_cst, warm_start, verbose,
+ * - Categorical values must be integers in [0, max_bins) in fit (scikit-learn takes negative
+ *   or fractional ones and truncates them inconsistently); at predict time a fractional, negative
+ *   or too large value is an unknown category (scikit-learn truncates a fractional one). The
+ *   mask is the only way to name categorical features (no indices, no names).
+ * - No monotonic_cst, interaction_cst, warm_start, verbose,
  *   class_weight, staged predictions, scoring other than "loss"; max_depth, max_leaf_nodes and
  *   validation_fraction use 0 for None, early_stopping and categorical_features are strings.
  * - The early-stopping split draws its rows from a hash of each row's global index and
@@ -80,7 +88,8 @@
  *
  * Errors: `not_fitted_error` before fit; `shape_error` for y or sample_weight of the wrong
  * length, a categorical mask of the wrong length, X with other features than in fit, or ranks
- * that disagree on the number of features; `invalid_argument` for infinity in X, non-finite y
+ * that disagree on the number of features; `invalid_argument` for infinity in X, a categorical
+ * value that is not an integer in [0, max_bins), non-finite y
  * (regressor), negative or non-finite sample weights, a zero total weight, fewer than 2
  * classes (classifier), no samples, and parameters out of range. Under exec::mpi every error in
  * fit is raised on every rank.
@@ -121,7 +130,7 @@ struct HistGradientBoostingClassifierParams {
   std::int64_t min_samples_leaf = 20;      ///< rows per leaf at least
   double l2_regularization = 0;            ///< added to the leaves' hessian sums
   std::int64_t max_bins = 255;             ///< non-missing bins per feature, 2..255
-  std::string categorical_features = "";   ///< "" or a '0'/'1' mask ('1': not supported yet)
+  std::string categorical_features = "";   ///< "" or one '0'/'1' per feature
   std::string early_stopping = "auto";     ///< "auto" (on above 10000 rows), "true", "false"
   std::string scoring = "loss";            ///< early-stopping score: "loss"
   double validation_fraction = 0.1;        ///< held-out share for early stopping; 0: none
@@ -145,7 +154,7 @@ struct HistGradientBoostingRegressorParams {
   std::int64_t min_samples_leaf = 20;      ///< rows per leaf at least
   double l2_regularization = 0;            ///< added to the leaves' hessian sums
   std::int64_t max_bins = 255;             ///< non-missing bins per feature, 2..255
-  std::string categorical_features = "";   ///< "" or a '0'/'1' mask ('1': not supported yet)
+  std::string categorical_features = "";   ///< "" or one '0'/'1' per feature
   std::string early_stopping = "auto";     ///< "auto" (on above 10000 rows), "true", "false"
   std::string scoring = "loss";            ///< early-stopping score: "loss"
   double validation_fraction = 0.1;        ///< held-out share for early stopping; 0: none
@@ -177,6 +186,8 @@ std::int64_t check_hist_fit(std::string_view where, const Exec& exec, const P& p
     check_hist_params(where, params, X.cols());
     validation::check_same_length(where, "y", X.rows(), y_size);
     check_no_infinity<T>(where, X);
+    check_category_values<T>(where, X, categorical_mask(params.categorical_features, X.cols()),
+                             static_cast<int>(params.max_bins));
     if (weights) {
       validation::check_same_length(where, "sample_weight", X.rows(), weights->size());
       validation::check_sample_weights<T>(where, *weights);

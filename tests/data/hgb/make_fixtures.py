@@ -9,6 +9,8 @@ Writes into tests/data/hgb/:
   small_X.npy, small_X_test.npy, small_y_reg.npy, small_y_bin.npy, small_y_multi.npy
                   a small set with few distinct values and NaN (exact agreement of the grower)
   nan_X.npy       a larger set with NaN, many distinct values and ties (binning)
+  cat_X.npy, cat_X_test.npy, cat_y_reg.npy, cat_y_bin.npy, cat_y_multi.npy
+                  two categorical features and a numerical one (categorical splits)
 """
 import json
 import os
@@ -103,6 +105,51 @@ clf = HistGradientBoostingClassifier(**settings).fit(small_X, small_y_bin)
 ref["small"]["bin_decision"] = clf.decision_function(small_X_test).tolist()
 clf = HistGradientBoostingClassifier(**settings).fit(small_X, small_y_multi)
 ref["small"]["multi_decision"] = clf.decision_function(small_X_test).tolist()
+
+# Categorical: feature 0 has 8 categories and NaN (a category of its own), feature 1 has 30
+# categories, several with fewer than 10 rows (never sent left on their own), feature 2 is
+# numerical. The test rows hold unknown categories (8, 40), NaN in feature 1 (never missing in
+# training: the larger child), and NaN in feature 0.
+crng = np.random.RandomState(1)
+n_cat = 600
+cat_X = np.column_stack([
+    crng.randint(0, 8, size=n_cat).astype(np.float64),
+    np.minimum(crng.geometric(0.12, size=n_cat) - 1, 29).astype(np.float64),
+    np.round(crng.normal(size=n_cat), 2),
+])
+cat_X[crng.rand(n_cat) < 0.1, 0] = np.nan
+effect0 = np.array([0.0, 2.0, -1.0, 0.5, 3.0, -2.0, 1.0, 0.0])
+effect1 = crng.normal(size=30)
+cat_signal = (np.where(np.isnan(cat_X[:, 0]), 1.5, effect0[np.nan_to_num(cat_X[:, 0]).astype(int)])
+              + effect1[cat_X[:, 1].astype(int)] + 0.5 * cat_X[:, 2])
+cat_y_reg = cat_signal + 0.3 * crng.normal(size=n_cat)
+cat_y_bin = (cat_signal + 0.5 * crng.normal(size=n_cat) > np.median(cat_signal)).astype(np.int64)
+cat_y_multi = np.digitize(cat_signal + 0.5 * crng.normal(size=n_cat),
+                          np.percentile(cat_signal, [33, 66])).astype(np.int64)
+cat_X_test = np.column_stack([
+    crng.randint(0, 9, size=120).astype(np.float64),
+    np.minimum(crng.geometric(0.12, size=120) - 1, 29).astype(np.float64),
+    np.round(crng.normal(size=120), 2),
+])
+cat_X_test[:10, 1] = 40
+cat_X_test[10:20, 1] = np.nan
+cat_X_test[20:30, 0] = np.nan
+for name, arr in [("cat_X", cat_X), ("cat_X_test", cat_X_test), ("cat_y_reg", cat_y_reg),
+                  ("cat_y_bin", cat_y_bin), ("cat_y_multi", cat_y_multi)]:
+    np.save(os.path.join(HERE, name + ".npy"), arr)
+ref["categorical"] = {}
+cat_settings = dict(early_stopping=False, max_iter=20, min_samples_leaf=5, max_leaf_nodes=15,
+                    categorical_features=[True, True, False])
+reg = HistGradientBoostingRegressor(**cat_settings).fit(cat_X, cat_y_reg)
+ref["categorical"]["reg_predict"] = reg.predict(cat_X_test).tolist()
+ref["categorical"]["thresholds"] = [t.tolist() for t in reg._bin_mapper.bin_thresholds_]
+reg = HistGradientBoostingRegressor(**cat_settings).fit(cat_X, cat_y_reg,
+                                                        sample_weight=1 + (cat_X[:, 2] > 0))
+ref["categorical"]["reg_predict_weighted"] = reg.predict(cat_X_test).tolist()
+clf = HistGradientBoostingClassifier(**cat_settings).fit(cat_X, cat_y_bin)
+ref["categorical"]["bin_decision"] = clf.decision_function(cat_X_test).tolist()
+clf = HistGradientBoostingClassifier(**cat_settings).fit(cat_X, cat_y_multi)
+ref["categorical"]["multi_decision"] = clf.decision_function(cat_X_test).tolist()
 
 with open(os.path.join(HERE, "reference.json"), "w") as f:
     json.dump(ref, f, indent=1)

@@ -10,7 +10,9 @@
 // more gets np.percentile(values, linspace(0, 100, max_bins + 1)[1:-1], method="midpoint"),
 // replicated operation by operation (numpy 1.24's linspace, virtual index and _lerp), so the
 // thresholds are equal to the bit. Value x goes to bin searchsorted(thresholds, x, "left"),
-// NaN to the missing-values bin max_bins (always reserved, as in scikit-learn).
+// NaN to the missing-values bin max_bins (always reserved, as in scikit-learn). A categorical
+// feature's thresholds are its known categories (hist_categories.hpp), so that category c goes
+// to the bin of its rank among them; it has as many non-missing bins as categories.
 //
 // Subsampling: with more than 200000 rows over all ranks, scikit-learn draws exactly 200000 of
 // them with numpy's RNG. Here each row is kept when a hash of (random_state, its global row
@@ -91,17 +93,22 @@ struct BinnedMatrix {
 struct BinMapper {
   int max_bins = 255;  ///< non-missing bins; the missing-values bin is max_bins
   std::vector<std::vector<double>> thresholds;  ///< per feature, increasing
-  std::vector<int> n_bins_non_missing;          ///< thresholds[f].size() + 1
+  std::vector<int> n_bins_non_missing;          ///< thresholds[f].size() (+ 1 if numerical)
+  std::vector<char> is_categorical;             ///< per feature; empty: none
 
   [[nodiscard]] int missing_bin() const noexcept { return max_bins; }
 
   /// Fits the thresholds of every feature on the rows `local_rows` of X of every rank
   /// (collective; n_total of them over all ranks). A row's global index (layout) decides
-  /// whether the subsample keeps it.
+  /// whether the subsample keeps it. categories: per feature, empty for a numerical one, the
+  /// sorted known categories of a categorical one (flagged in categorical).
   template <class T, exec::ExecutionPolicy Exec>
   void fit(const Exec& exec, const MatrixRef<T>& X, const std::vector<index_t>& local_rows,
-           std::int64_t n_total, const RowLayout& layout, int bins, std::uint64_t seed) {
+           std::int64_t n_total, const RowLayout& layout, int bins, std::uint64_t seed,
+           const std::vector<char>& categorical = {},
+           const std::vector<std::vector<double>>& categories = {}) {
     max_bins = bins;
+    is_categorical = categorical;
     const index_t p = X.cols();
     // A row is kept with probability subsample / n, decided by a hash of its global index.
     const bool subsample = n_total > binning_subsample;
@@ -120,6 +127,12 @@ struct BinMapper {
     n_bins_non_missing.assign(static_cast<std::size_t>(p), 1);
     std::vector<double> column;
     for (index_t f = 0; f < p; ++f) {
+      if (!is_categorical.empty() && is_categorical[static_cast<std::size_t>(f)] != 0) {
+        thresholds[static_cast<std::size_t>(f)] = categories[static_cast<std::size_t>(f)];
+        n_bins_non_missing[static_cast<std::size_t>(f)] =
+            static_cast<int>(categories[static_cast<std::size_t>(f)].size());
+        continue;
+      }
       column.clear();
       for (std::size_t r = 0; r < n_rows; ++r) {
         const double v = all[r * static_cast<std::size_t>(p) + static_cast<std::size_t>(f)];

@@ -1,7 +1,8 @@
 #pragma once
 // The boosting loop of histogram gradient boosting, shared by the classifier and the
 // regressor, as scikit-learn 1.2.1's BaseHistGradientBoosting.fit: the early-stopping split
-// (hist_rows.hpp), bin thresholds on the training rows (binning.hpp), the baseline, then per
+// (hist_rows.hpp), the known categories of categorical features from all rows and bin
+// thresholds on the training rows (binning.hpp), the baseline, then per
 // iteration the loss's gradients and one tree per raw-prediction column (hist_grower.hpp),
 // and, when early stopping is on with scoring "loss", the training and validation losses after
 // the baseline and after every iteration, stopping when none of the last n_iter_no_change
@@ -20,6 +21,7 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
+#include "onelearn/ensemble/detail/hist_categories.hpp"
 #include "onelearn/ensemble/detail/hist_grower.hpp"
 #include "onelearn/ensemble/detail/hist_losses.hpp"
 #include "onelearn/ensemble/detail/hist_rows.hpp"
@@ -42,6 +44,7 @@ struct BoostingSettings {
   std::int64_t n_iter_no_change = 10;
   double tol = 1e-7;
   std::uint64_t seed = 0;
+  std::vector<char> is_categorical;  ///< per feature, or empty: no categorical feature
 };
 
 /// The rows of one set (training or validation), on this rank.
@@ -85,7 +88,12 @@ struct Booster {
                              "validation split, found none; lower validation_fraction");
     }
 
-    mapper.fit(exec, X, train_rows, counts[0], layout, s.max_bins, s.seed);
+    // Known categories from every row, validation rows included (scikit-learn's
+    // _check_categories runs before the split), so that every validation category has a bin.
+    std::vector<std::vector<double>> categories;
+    if (!s.is_categorical.empty()) categories = known_categories(exec, X, s.is_categorical);
+    mapper.fit(exec, X, train_rows, counts[0], layout, s.max_bins, s.seed, s.is_categorical,
+               categories);
     RowSet train = take(X, y, weights, train_rows);
     RowSet valid = take(X, y, weights, valid_rows);
 
@@ -126,6 +134,8 @@ struct Booster {
     input.split.stride = s.max_bins + 1;
     input.split.n_bins_non_missing = &mapper.n_bins_non_missing;
     input.split.has_missing_values = &has_missing;
+    input.split.is_categorical = s.is_categorical.empty() ? nullptr : &s.is_categorical;
+    input.split.missing_bin = mapper.missing_bin();
     const GrowerSettings grower_settings{s.max_leaf_nodes, s.max_depth, s.learning_rate};
 
     const auto n_train = static_cast<std::size_t>(train.X.n_rows);

@@ -99,6 +99,11 @@ class TreeGrower {
       out.bin_threshold = static_cast<std::uint8_t>(s.bin);
       out.missing_go_to_left = s.missing_go_to_left;
       const auto f = static_cast<std::size_t>(s.feature);
+      if (s.is_categorical) {
+        out.category_split = static_cast<std::int32_t>(tree.category_splits.size());
+        tree.category_splits.push_back(category_split_of(s));
+        continue;
+      }
       out.threshold = s.bin == in_.mapper->n_bins_non_missing[f] - 1
                           ? std::numeric_limits<double>::infinity()
                           : in_.mapper->thresholds[f][static_cast<std::size_t>(s.bin)];
@@ -117,6 +122,20 @@ class TreeGrower {
     bool is_leaf = false;
     std::int32_t left = -1, right = -1;
   };
+
+  /// The binned and raw category sets of categorical split s (bin b holds category
+  /// thresholds[f][b], the feature's b-th known category).
+  [[nodiscard]] CategorySplit category_split_of(const SplitInfo& s) const {
+    const auto& categories = in_.mapper->thresholds[static_cast<std::size_t>(s.feature)];
+    CategorySplit out;
+    out.left_bins = s.left_bins;
+    for (std::size_t b = 0; b < categories.size(); ++b) {
+      const auto category = static_cast<unsigned>(categories[b]);
+      out.known_categories.set(category);
+      if (s.left_bins.has(static_cast<unsigned>(b))) out.left_categories.set(category);
+    }
+    return out;
+  }
 
   void build(std::size_t at) {
     Node& node = nodes_[at];
@@ -153,14 +172,20 @@ class TreeGrower {
     const auto count = static_cast<std::size_t>(node.end - node.begin);
     buffer_.resize(count);
     std::size_t n_left = 0, n_right = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      const int b = column[r[i]];
-      const bool left = (s.missing_go_to_left && b == missing) || b <= s.bin;
-      if (left) {
-        r[n_left++] = r[i];
-      } else {
-        buffer_[n_right++] = r[i];
+    auto split_by = [&](auto goes_left) {
+      for (std::size_t i = 0; i < count; ++i) {
+        if (goes_left(column[r[i]])) {
+          r[n_left++] = r[i];
+        } else {
+          buffer_[n_right++] = r[i];
+        }
       }
+    };
+    if (s.is_categorical) {
+      // The bitset holds the missing-values bin when missing values go left.
+      split_by([&](int b) { return s.left_bins.has(static_cast<unsigned>(b)); });
+    } else {
+      split_by([&](int b) { return (s.missing_go_to_left && b == missing) || b <= s.bin; });
     }
     std::copy(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n_right), r + n_left);
     return node.begin + static_cast<index_t>(n_left);

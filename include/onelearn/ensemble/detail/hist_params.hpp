@@ -12,6 +12,7 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/hist_booster.hpp"
+#include "onelearn/ensemble/detail/hist_categories.hpp"
 
 namespace onelearn::ensemble::detail {
 
@@ -64,11 +65,6 @@ void check_hist_params(std::string_view where, const P& p, index_t n_features) {
         fail("categorical_features", "a mask of '0' and '1'",
              "'" + std::string(1, mask[f]) + "' at feature " + std::to_string(f));
       }
-      if (mask[f] == '1') {
-        throw invalid_argument(at + ": categorical features are not supported yet; expected " +
-                               "categorical_features without '1', found one at feature " +
-                               std::to_string(f) + " (encode it, e.g. ordinally, as a number)");
-      }
     }
   }
 }
@@ -90,6 +86,10 @@ BoostingSettings hist_settings(const P& p, const HistLoss& loss, std::int64_t n_
   s.n_iter_no_change = p.n_iter_no_change;
   s.tol = p.tol;
   s.seed = p.random_state;
+  if (p.categorical_features.find('1') != std::string::npos) {
+    s.is_categorical = categorical_mask(p.categorical_features,
+                                        static_cast<index_t>(p.categorical_features.size()));
+  }
   return s;
 }
 

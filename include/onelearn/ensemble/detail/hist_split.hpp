@@ -1,13 +1,14 @@
 #pragma once
 // Gradient histograms and the best split of a node, as scikit-learn 1.2.1's histogram.pyx and
-// splitting.pyx (numerical features, no monotonic or interaction constraints):
+// splitting.pyx (no monotonic or interaction constraints):
 //   build_histogram     per feature and bin: {sum of gradients, sum of hessians, count} over
 //                       the node's rows (features in parallel); one flat buffer of doubles, so
 //                       that one all-reduce sums it over the ranks
 //   subtract_histogram  the sibling's histogram: parent minus the child that was built
 //   find_best_split     per feature, scan the bins left to right (missing values to the right)
 //                       and, when the feature has missing values, right to left (missing values
-//                       to the left); the best gain over features, the first on ties
+//                       to the left); for a categorical feature, best_category_split; the
+//                       best gain over features, the first on ties
 // The gain of a split is loss(node) - loss(left) - loss(right) with loss = sum_gradients *
 // value and value = -G / (H + l2 + 1e-15), where the node's own value is the one its parent's
 // split gave it (0 at the root), exactly as scikit-learn computes it. With a constant hessian
@@ -15,12 +16,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
+#include "onelearn/ensemble/detail/hist_categories.hpp"
 
 ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::ensemble::detail {
@@ -34,6 +37,8 @@ struct SplitInfo {
   std::int32_t feature = 0;
   std::int32_t bin = 0;
   bool missing_go_to_left = false;
+  bool is_categorical = false;
+  CategoryBitset left_bins{};  ///< categorical: the bins (missing bin included) sent left
   double sum_gradient_left = 0, sum_hessian_left = 0;
   double sum_gradient_right = 0, sum_hessian_right = 0;
   double n_samples_left = 0, n_samples_right = 0;
@@ -48,6 +53,8 @@ struct SplitSettings {
   index_t stride = 256;                   ///< bins per feature, the missing bin included
   const std::vector<int>* n_bins_non_missing = nullptr;
   const std::vector<char>* has_missing_values = nullptr;
+  const std::vector<char>* is_categorical = nullptr;  ///< null: no categorical feature
+  int missing_bin = 255;
 };
 
 [[nodiscard]] inline double node_value(double sum_gradient, double sum_hessian, double l2) {
@@ -165,6 +172,79 @@ inline void best_bin(const double* hist, const SplitSettings& s, int n_bins_non_
   }
 }
 
+/// scikit-learn's _find_best_bin_to_split_category for feature f: the categories (bins, the
+/// missing-values bin as one more) with a hessian sum of at least 10 (LightGBM's cat_smooth)
+/// are sorted by G / (H + 10); the split sends a prefix of that order (scanned from the left
+/// up to the middle) or a suffix (from the right) to the left child; the rest, low-support
+/// categories included, go right.
+inline void best_category_split(const double* hist, const SplitSettings& s,
+                                int n_bins_non_missing, bool has_missing, double n, double sum_g,
+                                double sum_h, double value, SplitInfo& out) {
+  constexpr double min_category_support = 10;
+  struct Category {
+    int bin;
+    double value;
+  };
+  auto hess = [&](int b) { return s.hessians_are_constant ? hist[3 * b + 2] : hist[3 * b + 1]; };
+  const double support_factor = n / sum_h;  // 1 with constant hessians
+  std::vector<Category> used;
+  auto consider = [&](int b) {
+    const double h = hess(b);
+    if (h * support_factor >= min_category_support) {
+      used.push_back({b, hist[3 * b] / (h + min_category_support)});
+    }
+  };
+  for (int b = 0; b < n_bins_non_missing; ++b) consider(b);
+  if (has_missing) consider(s.missing_bin);
+  if (used.size() <= 1) return;
+  std::vector<Category> scratch;
+  sort_like_glibc_qsort(std::span<Category>(used), scratch,
+                        [](const Category& a, const Category& b) { return a.value < b.value; });
+
+  const double loss_current_node = sum_g * value;
+  const auto n_used = static_cast<int>(used.size());
+  double best_gain = -1;
+  int best_at = -1, best_direction = 0;
+  double best_g_left = 0, best_h_left = 0, best_n_left = 0;
+  for (int direction : {1, -1}) {
+    const int middle = direction == 1 ? (n_used + 1) / 2 : (n_used + 1) / 2 - 1;
+    double g_left = 0, h_left = 0, n_left = 0;
+    for (int i = 0; i < middle; ++i) {
+      const int at = direction == 1 ? i : n_used - 1 - i;
+      const int b = used[static_cast<std::size_t>(at)].bin;
+      n_left += hist[3 * b + 2];
+      const double n_right = n - n_left;
+      h_left += hess(b);
+      const double h_right = sum_h - h_left;
+      g_left += hist[3 * b];
+      const double g_right = sum_g - g_left;
+      if (n_left < s.min_samples_leaf || h_left < s.min_hessian_to_split) continue;
+      if (n_right < s.min_samples_leaf || h_right < s.min_hessian_to_split) break;
+      const double gain = split_gain(g_left, h_left, g_right, h_right, loss_current_node,
+                                     s.l2_regularization);
+      if (gain > best_gain && gain > 0) {
+        best_gain = gain;
+        best_at = at;
+        best_direction = direction;
+        best_g_left = g_left;
+        best_h_left = h_left;
+        best_n_left = n_left;
+      }
+    }
+  }
+  if (best_at < 0 || !(best_gain > out.gain)) return;
+  record(out, best_gain, 0, false, best_g_left, best_h_left, best_n_left, sum_g, sum_h, n,
+         s.l2_regularization);
+  out.is_categorical = true;
+  out.left_bins = CategoryBitset{};
+  if (best_direction == 1) {
+    for (int i = 0; i <= best_at; ++i) out.left_bins.set(static_cast<unsigned>(used[static_cast<std::size_t>(i)].bin));
+  } else {
+    for (int i = n_used - 1; i >= best_at; --i) out.left_bins.set(static_cast<unsigned>(used[static_cast<std::size_t>(i)].bin));
+  }
+  if (has_missing) out.missing_go_to_left = out.left_bins.has(static_cast<unsigned>(s.missing_bin));
+}
+
 }  // namespace split_detail
 
 /// The best split of a node with histogram `hist` (summed over all ranks), n rows, gradient
@@ -175,10 +255,11 @@ inline SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, 
   onelearn::detail::for_each_chunk(p, 1, [&](index_t f, index_t, index_t) {
     SplitInfo& out = per_feature[static_cast<std::size_t>(f)];
     out.feature = static_cast<std::int32_t>(f);
-    split_detail::best_bin(hist.data() + f * s.stride * 3, s,
-                           (*s.n_bins_non_missing)[static_cast<std::size_t>(f)],
-                           (*s.has_missing_values)[static_cast<std::size_t>(f)] != 0, n, sum_g,
-                           sum_h, value, out);
+    const auto at = static_cast<std::size_t>(f);
+    const bool categorical = s.is_categorical != nullptr && (*s.is_categorical)[at] != 0;
+    (categorical ? split_detail::best_category_split : split_detail::best_bin)(
+        hist.data() + f * s.stride * 3, s, (*s.n_bins_non_missing)[at],
+        (*s.has_missing_values)[at] != 0, n, sum_g, sum_h, value, out);
   });
   std::size_t best = 0;
   for (std::size_t f = 1; f < per_feature.size(); ++f) {

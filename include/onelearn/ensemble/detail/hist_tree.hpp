@@ -2,13 +2,16 @@
 // One fitted tree of histogram gradient boosting, as scikit-learn's TreePredictor: nodes in an
 // array (the root first), a split sending x to the left when x <= threshold (raw values) or
 // bin <= bin_threshold (binned values), and missing values (NaN, or the missing-values bin) to
-// the side learned in fit. Leaf values already include the learning rate.
+// the side learned in fit. Leaf values already include the learning rate. A categorical split
+// sends a category left when it is in the split's bitset (of raw categories, or of bins);
+// a raw value that is not one of the feature's known categories goes where missing values go.
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "onelearn/core/types.hpp"
+#include "onelearn/ensemble/detail/hist_categories.hpp"
 
 namespace onelearn::ensemble::detail {
 
@@ -23,10 +26,31 @@ struct HistNode {
   std::uint8_t bin_threshold = 0;
   bool missing_go_to_left = false;
   bool is_leaf = true;
+  std::int32_t category_split = -1;  ///< categorical split: index into HistTree::category_splits
+};
+
+/// The sets of a categorical split (scikit-learn's binned and raw left_cat_bitsets, and its
+/// known_cat_bitsets row of the feature).
+struct CategorySplit {
+  CategoryBitset left_bins;        ///< bins sent left (the missing-values bin included if so)
+  CategoryBitset left_categories;  ///< raw category values sent left
+  CategoryBitset known_categories; ///< every category of the feature seen in fit
 };
 
 struct HistTree {
   std::vector<HistNode> nodes;
+  std::vector<CategorySplit> category_splits;
+
+  /// Whether raw value v (not NaN) goes left at split node `node`.
+  [[nodiscard]] bool goes_left(const HistNode& node, double v) const {
+    if (node.category_split < 0) return v <= node.threshold;
+    const CategorySplit& split = category_splits[static_cast<std::size_t>(node.category_split)];
+    const int c = category_index(v);
+    if (c < 0 || !split.known_categories.has(static_cast<unsigned>(c))) {
+      return node.missing_go_to_left;
+    }
+    return split.left_categories.has(static_cast<unsigned>(c));
+  }
 
   /// The leaf value reached by row x (raw feature values, NaN as missing).
   template <class Row>
@@ -35,7 +59,7 @@ struct HistTree {
     while (!nodes[at].is_leaf) {
       const HistNode& node = nodes[at];
       const double v = static_cast<double>(x(node.feature));
-      const bool left = std::isnan(v) ? node.missing_go_to_left : v <= node.threshold;
+      const bool left = std::isnan(v) ? node.missing_go_to_left : goes_left(node, v);
       at = static_cast<std::size_t>(left ? node.left : node.right);
     }
     return nodes[at].value;
@@ -48,7 +72,12 @@ struct HistTree {
     while (!nodes[at].is_leaf) {
       const HistNode& node = nodes[at];
       const int b = bins[node.feature * n + row];
-      const bool left = b == missing_bin ? node.missing_go_to_left : b <= node.bin_threshold;
+      const bool left =
+          b == missing_bin ? node.missing_go_to_left
+          : node.category_split >= 0
+              ? category_splits[static_cast<std::size_t>(node.category_split)].left_bins.has(
+                    static_cast<unsigned>(b))
+              : b <= node.bin_threshold;
       at = static_cast<std::size_t>(left ? node.left : node.right);
     }
     return nodes[at].value;

@@ -18,12 +18,14 @@
 // with float thresholds, each the largest float at or below the double (onnx/export/trees.hpp),
 // so a float32 input goes the model's way. NaN goes where the split learned
 // (nodes_missing_value_tracks_true where missing values go to the left child, the true branch).
+// Models with categorical splits are refused (unsupported_error).
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
+#include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/export/core.hpp"
 #include "onelearn/onnx/export/trees.hpp"
 
@@ -45,6 +47,16 @@ EnsembleAttributes boosting_attributes(const std::vector<std::vector<ensemble::d
       for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto& n = nodes[i];
         const auto node = static_cast<std::int64_t>(i);
+        if (n.category_split >= 0) {
+          // A set of categories is no single TreeEnsemble comparison (BRANCH_MEMBER is only in
+          // ai.onnx.ml opset 5, which onnxruntime 1.16 does not run).
+          throw unsupported_error(
+              unsupported_kind::attribute, "categorical split",
+              "onnx::export: HistGradientBoosting with categorical splits cannot be exported "
+              "yet (tree " + std::to_string(tree_id) + ", node " + std::to_string(i) +
+              " splits categorical feature " + std::to_string(n.feature) +
+              "); fit without categorical_features to export");
+        }
         if (n.is_leaf) {
           a.add_leaf(tree_id, node);
           a.add_weight(tree_id, node, id_of(static_cast<std::int64_t>(c)), n.value);
