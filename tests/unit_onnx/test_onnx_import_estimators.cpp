@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -551,6 +552,64 @@ TEST_CASE("onnx import: trees and forests round trip (iris, diabetes)") {
     forest.fit(diabetes.X_train, diabetes.y_train);
     CHECK_THROWS_WITH_AS((void)ox::to_estimator<tr::DecisionTreeRegressor<double>>(ox::to_proto(forest)),
                          doctest::Contains("expected one tree, found 2"), ox::graph_error);
+  }
+}
+
+TEST_CASE("onnx import: histogram gradient boosting round trip (iris, diabetes with NaN)") {
+  namespace en = onelearn::ensemble;
+  const auto iris = onelearn::test::load_split<double, std::int64_t>("iris");
+  const auto diabetes = onelearn::test::load_split<double>("diabetes");
+  // Rows rounded to float32: the file's thresholds are floats (the graph's input is float).
+  const Matrix<double> xi = iris.X_test.cast<float>().cast<double>();
+  auto with_missing = [](Matrix<double> X) {
+    for (index_t i = 0; i < X.rows(); ++i) {
+      if (i % 5 == 2) X(i, 2) = std::numeric_limits<double>::quiet_NaN();
+    }
+    return X;
+  };
+  const Matrix<double> xd = with_missing(diabetes.X_test.cast<float>().cast<double>());
+  {
+    // NaN in training: splits on feature 2 learn where missing values go.
+    en::HistGradientBoostingRegressor<double> model({.max_iter = 25, .early_stopping = "false"});
+    model.fit(with_missing(diabetes.X_train), diabetes.y_train);
+    const auto back = ox::to_estimator<en::HistGradientBoostingRegressor<double>>(ox::to_proto(model));
+    CHECK(back.n_iter() == model.n_iter());
+    CHECK(back.n_features_in() == model.n_features_in());
+    CHECK(onelearn::params::equal(back.get_params(), model.get_params()));  // from the metadata
+    // Leaf values and the baseline (about 150) come back as float.
+    CHECK((back.predict(xd) - model.predict(xd)).cwiseAbs().maxCoeff() < 1e-3);
+  }
+  auto same_classifier = [&](const auto& fitted, const auto& imported) {
+    CHECK(imported.classes() == fitted.classes());
+    CHECK(imported.predict(xi) == fitted.predict(xi));
+    CHECK((imported.predict_proba(xi) - fitted.predict_proba(xi)).cwiseAbs().maxCoeff() < 1e-5);
+  };
+  {
+    en::HistGradientBoostingClassifier<double> multi({.max_iter = 15, .early_stopping = "false"});
+    multi.fit(iris.X_train, iris.y_train);
+    const auto back = ox::to_estimator<en::HistGradientBoostingClassifier<double>>(ox::to_proto(multi));
+    same_classifier(multi, back);
+    CHECK(back.n_trees_per_iteration() == 3);
+  }
+  {
+    const Labels y2 = iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 2 ? 7 : 1; });
+    en::HistGradientBoostingClassifier<double> binary({.max_iter = 10, .early_stopping = "false"});
+    binary.fit(iris.X_train, y2);
+    ::onnx::ModelProto proto = ox::to_proto(binary);
+    same_classifier(binary, ox::to_estimator<en::HistGradientBoostingClassifier<double>>(proto));
+    // The log-odds under class id 1 instead of onnxruntime's id 0 read alike.
+    for (auto& a : *proto.mutable_graph()->mutable_node(0)->mutable_attribute()) {
+      if (a.name() == "class_ids") {
+        for (int j = 0; j < a.ints_size(); ++j) a.set_ints(j, 1);
+      }
+    }
+    same_classifier(binary, ox::to_estimator<en::HistGradientBoostingClassifier<double>>(proto));
+    // A forest's layout (no LOGISTIC) is not boosting.
+    en::RandomForestClassifier<double> forest({.n_estimators = 2});
+    forest.fit(iris.X_train, y2);
+    CHECK_THROWS_WITH_AS(
+        (void)ox::to_estimator<en::HistGradientBoostingClassifier<double>>(ox::to_proto(forest)),
+        doctest::Contains("expected post_transform LOGISTIC"), ox::graph_error);
   }
 }
 

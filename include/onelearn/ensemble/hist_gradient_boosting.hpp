@@ -306,6 +306,27 @@ class HistGradientBoostingClassifier
   [[nodiscard]] const std::vector<double>& baseline() const {
     return validation::fitted_attribute("HistGradientBoostingClassifier.baseline", fitted_, booster_.baseline);
   }
+  /// A fitted classifier from its trees ([iteration][class tree]: one per iteration for two
+  /// classes, one per class otherwise), baseline (one value per tree of an iteration), sorted
+  /// classes and number of features, as onnx::to_estimator reads them back. bin_thresholds()
+  /// is then empty and train_score()/validation_score() too.
+  [[nodiscard]] static HistGradientBoostingClassifier from_fitted(
+      const Params& params, std::vector<std::vector<detail::HistTree>> trees,
+      std::vector<double> baseline, const Labels& classes, index_t n_features, Exec exec = {}) {
+    const std::string where = "HistGradientBoostingClassifier.from_fitted";
+    detail::check_hist_params(where, params, n_features);
+    if (classes.size() < 2 || baseline.size() != static_cast<std::size_t>(classes.size() == 2 ? 1 : classes.size())) {
+      throw invalid_argument(where + ": expected at least 2 classes and one baseline value (two " +
+                             "classes) or one per class, found " + std::to_string(classes.size()) +
+                             " classes and " + std::to_string(baseline.size()) + " values");
+    }
+    HistGradientBoostingClassifier out(params, std::move(exec));
+    out.booster_ = detail::Booster::from_trees(where, std::move(trees), std::move(baseline), n_features);
+    out.classes_ = classes;
+    out.fitted_ = true;
+    return out;
+  }
+
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
@@ -437,6 +458,24 @@ class HistGradientBoostingRegressor
   [[nodiscard]] const std::vector<double>& baseline() const {
     return validation::fitted_attribute("HistGradientBoostingRegressor.baseline", fitted_, booster_.baseline);
   }
+  /// A fitted regressor from its trees ([iteration][0]), baseline (one value) and number of
+  /// features, as onnx::to_estimator reads them back. bin_thresholds() is then empty and
+  /// train_score()/validation_score() too.
+  [[nodiscard]] static HistGradientBoostingRegressor from_fitted(
+      const Params& params, std::vector<std::vector<detail::HistTree>> trees,
+      std::vector<double> baseline, index_t n_features, Exec exec = {}) {
+    const std::string where = "HistGradientBoostingRegressor.from_fitted";
+    detail::check_hist_params(where, params, n_features);
+    if (baseline.size() != 1) {
+      throw invalid_argument(where + ": expected one baseline value, found " +
+                             std::to_string(baseline.size()));
+    }
+    HistGradientBoostingRegressor out(params, std::move(exec));
+    out.booster_ = detail::Booster::from_trees(where, std::move(trees), std::move(baseline), n_features);
+    out.fitted_ = true;
+    return out;
+  }
+
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 

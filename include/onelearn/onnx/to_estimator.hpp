@@ -43,6 +43,11 @@
  *   BRANCH_LEQ splits, post_transform NONE, no base values, as skl2onnx and onelearn write them
  *   (layouts in onnx/detail/tree_ensemble_reader.hpp); one tree for a DecisionTree*. The
  *   impurities and sample counts are not in the file: feature_importances() are all 0.
+ * - `ensemble::HistGradientBoostingClassifier<T>`, `HistGradientBoostingRegressor<T>`: one
+ *   TreeEnsembleClassifier (post_transform LOGISTIC for two classes, SOFTMAX for more) or
+ *   TreeEnsembleRegressor (SUM) with base_values, as skl2onnx and onelearn write them (layouts
+ *   in onnx/detail/boosting_reader.hpp). Leaf values and thresholds come back as float;
+ *   bin_thresholds(), train_score() and validation_score() are empty.
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
  * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
@@ -103,6 +108,7 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/onnx/detail/attributes.hpp"
+#include "onelearn/onnx/detail/boosting_reader.hpp"
 #include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
@@ -116,6 +122,7 @@
 #include "onelearn/pipeline.hpp"
 #include "onelearn/ensemble/forest_classifier.hpp"
 #include "onelearn/ensemble/forest_regressor.hpp"
+#include "onelearn/ensemble/hist_gradient_boosting.hpp"
 #include "onelearn/tree/decision_tree_classifier.hpp"
 #include "onelearn/tree/decision_tree_regressor.hpp"
 
@@ -816,6 +823,48 @@ struct importer<ensemble::ForestRegressor<T, Exec, P>> {
       return E::from_fitted(p, std::move(r.trees), f, std::move(e));
     });
   }
+};
+
+/// Histogram gradient boosting: one TreeEnsembleClassifier (LOGISTIC or SOFTMAX) or
+/// TreeEnsembleRegressor (SUM) with base values (detail/boosting_reader.hpp).
+template <class E, bool Classifier, exec::ExecutionPolicy Exec>
+E import_boosting(const ImportStep& s, Exec exec) {
+  import_expect_op(s, Classifier ? "TreeEnsembleClassifier" : "TreeEnsembleRegressor");
+  if (s.last) (void)import_check_trailing(s.chain, s.target, Classifier);
+  if (import_context(s.node).has("classlabels_strings")) {
+    import_unsupported(s.node, s.target, unsupported_kind::data_type, "string",
+                       "string class labels (expected classlabels_int64s)");
+  }
+  auto params = import_step_params<typename E::Params>(s);
+  return import_make(s, [&] {
+    detail::ReadBoosting r = detail::read_boosted_ensemble(s.node, Classifier, s.features);
+    const auto features = static_cast<index_t>(r.n_features);
+    if constexpr (Classifier) {
+      return E::from_fitted(params, std::move(r.trees), std::move(r.baseline), r.classes, features,
+                            std::move(exec));
+    } else {
+      return E::from_fitted(params, std::move(r.trees), std::move(r.baseline), features,
+                            std::move(exec));
+    }
+  });
+}
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<ensemble::HistGradientBoostingClassifier<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  using E = ensemble::HistGradientBoostingClassifier<T, Exec>;
+  static constexpr std::string_view name = "HistGradientBoostingClassifier";
+  static auto read(const ImportStep& s, Exec exec) { return import_boosting<E, true>(s, std::move(exec)); }
+};
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<ensemble::HistGradientBoostingRegressor<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  using E = ensemble::HistGradientBoostingRegressor<T, Exec>;
+  static constexpr std::string_view name = "HistGradientBoostingRegressor";
+  static auto read(const ImportStep& s, Exec exec) { return import_boosting<E, false>(s, std::move(exec)); }
 };
 
 inline std::string import_ops(const ImportChain& chain) {

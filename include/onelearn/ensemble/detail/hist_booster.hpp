@@ -15,6 +15,8 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "onelearn/core/detail/parallel.hpp"
@@ -160,6 +162,33 @@ struct Booster {
       }
       if (s.early_stopping && record_scores(exec, s, train, valid, use_validation)) break;
     }
+  }
+
+  /// A fitted booster from its parts (a model read back from ONNX): every iteration has one
+  /// tree per baseline value, every tree passes HistTree::check_structure. No bin mapper: the
+  /// trees split raw values. Throws invalid_argument prefixed by `where`.
+  static Booster from_trees(const std::string& where, std::vector<std::vector<HistTree>> trees,
+                            std::vector<double> baseline, index_t n_features) {
+    if (baseline.empty()) {
+      throw invalid_argument(where + ": expected a baseline of one value per tree of an " +
+                             "iteration, found none");
+    }
+    for (std::size_t i = 0; i < trees.size(); ++i) {
+      if (trees[i].size() != baseline.size()) {
+        throw invalid_argument(where + ": expected " + std::to_string(baseline.size()) +
+                               " trees in every iteration (one per baseline value), found " +
+                               std::to_string(trees[i].size()) + " in iteration " +
+                               std::to_string(i));
+      }
+      for (const HistTree& tree : trees[i]) {
+        tree.check_structure(where + ", iteration " + std::to_string(i), n_features);
+      }
+    }
+    Booster out;
+    out.trees = std::move(trees);
+    out.baseline = std::move(baseline);
+    out.n_features = n_features;
+    return out;
   }
 
   /// Raw predictions, n x n_trees: the baseline plus every tree's leaf value.

@@ -8,8 +8,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/hist_categories.hpp"
 
@@ -81,6 +83,34 @@ struct HistTree {
       at = static_cast<std::size_t>(left ? node.left : node.right);
     }
     return nodes[at].value;
+  }
+
+  /// Throws invalid_argument (prefixed by `where`) unless the nodes form a tree rooted at node
+  /// 0 whose children come after their parent, whose splits read features below n_features
+  /// and whose categorical splits exist: what predict relies on, for trees not grown here.
+  void check_structure(const std::string& where, index_t n_features) const {
+    auto fail = [&](std::size_t node, const std::string& what) {
+      throw invalid_argument(where + ": node " + std::to_string(node) + " " + what);
+    };
+    if (nodes.empty()) throw invalid_argument(where + ": expected a tree with nodes, found none");
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const HistNode& node = nodes[i];
+      if (node.is_leaf) continue;
+      if (node.feature < 0 || node.feature >= n_features) {
+        fail(i, "reads feature " + std::to_string(node.feature) + ", expected one below " +
+                    std::to_string(n_features));
+      }
+      for (const std::int32_t child : {node.left, node.right}) {
+        if (child <= static_cast<std::int32_t>(i) || child >= static_cast<std::int32_t>(nodes.size())) {
+          fail(i, "has child " + std::to_string(child) + ", expected one after it and below " +
+                      std::to_string(nodes.size()));
+        }
+      }
+      if (node.category_split >= static_cast<std::int32_t>(category_splits.size())) {
+        fail(i, "names categorical split " + std::to_string(node.category_split) + " of " +
+                    std::to_string(category_splits.size()));
+      }
+    }
   }
 
   [[nodiscard]] index_t n_leaves() const {
