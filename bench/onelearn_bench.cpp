@@ -10,7 +10,8 @@
 //
 // Workloads implemented so far: kmeans, logreg, ridge, pca, scaler, knn, gnb, tree, forest, gbdt, allreduce, the
 // networks mlp, cnn, tiny_mlp (local), and mlp data-parallel (weak scaling, under --policy mpi
-// or ucx: samples/s per rank, efficiency, the share of communication hidden). Others are reported
+// or ucx: samples/s per rank, efficiency, the share of communication hidden), and cartpole_env
+// (local; the vectorised CartPole-v1 alone, bench/rl_workloads.hpp). Others are reported
 // as not implemented. Settings follow the anchor (bench/anchors/sklearn_bench.py) exactly.
 // --help lists the options, --version prints the version.
 #include <CLI/CLI.hpp>
@@ -45,6 +46,8 @@
 #include <onelearn/nn/layers/max_pool2d.hpp>
 #include <onelearn/nn/sequential.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
+
+#include "rl_workloads.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -459,6 +462,8 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_cnn();
     } else if (workload == "tiny_mlp" && !Exec::is_distributed) {
       bench_tiny_mlp();
+    } else if (workload == "cartpole_env" && !Exec::is_distributed) {
+      onelearn_bench::bench_cartpole_env();
 #ifdef ONELEARN_BENCH_WITH_MPI
     } else if (workload == "allreduce" && Exec::is_distributed) {
       if constexpr (Exec::is_distributed) bench_allreduce(exec, policy);
@@ -494,7 +499,7 @@ int main(int argc, char** argv) {
                  "exec::ucx shared-memory round size (0: no shared memory)");
 #endif
   app.add_option("WORKLOAD", workloads,
-                 "kmeans logreg ridge pca scaler knn gnb tree forest gbdt allreduce mlp cnn tiny_mlp (others print "
+                 "kmeans logreg ridge pca scaler knn gnb tree forest gbdt allreduce mlp cnn tiny_mlp cartpole_env (others print "
                  "\"not implemented\")")
       ->required();
   CLI11_PARSE(app, argc, argv);
