@@ -15,6 +15,7 @@ packages=(
   libcli11-dev pkg-config  # the tools' argument parsing; the pkg-config file's test
   clang libclang-rt-14-dev  # libFuzzer, for the ONNX loader's fuzz target
   python3-jsonschema  # run_k8s: onelearn-run k8s's MPIJob against the CRD's schema (tests/k8s/)
+  python3-matplotlib  # script_plot: scripts/plot.py draws its pictures
 )
 # Node runs onnxruntime (the npm package onnxruntime-node) in the ONNX export tests. A Node
 # that is already installed (NodeSource's nodejs ships npm) is used as it is.

@@ -251,7 +251,8 @@ TEST_CASE("KMeans parameters by name") {
   CHECK(km.get_params().n_clusters == 2);
   CHECK(km.get_params().random_state == 9);
   CHECK(params::to_string(km.get_params()) ==
-        "n_clusters=2, init=\"k-means++\", n_init=10, max_iter=300, tol=0.0001, random_state=9");
+        "n_clusters=2, init=\"k-means++\", n_init=10, max_iter=300, tol=0.0001, random_state=9, "
+        "verbose=0");
   CHECK_THROWS_WITH_AS(km.set_params({{"n_cluster", std::int64_t{2}}}),
                        doctest::Contains("unknown parameter 'n_cluster'"),
                        onelearn::invalid_argument);

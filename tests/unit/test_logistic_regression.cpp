@@ -444,7 +444,7 @@ TEST_CASE("LogisticRegression stops at max_iter without throwing") {
 TEST_CASE("LogisticRegression parameters by name") {
   LogisticRegression<double> model;
   CHECK(params::to_string(model.get_params()) ==
-        R"(penalty="l2", C=1, fit_intercept=true, max_iter=100, tol=0.0001)");
+        R"(penalty="l2", C=1, fit_intercept=true, max_iter=100, tol=0.0001, verbose=0)");
   model.set_params({{"penalty", std::string("none")}, {"C", 2.0}, {"max_iter", std::int64_t{7}}});
   CHECK(model.get_params().penalty == "none");
   CHECK(std::get<double>(model.get_param("C")) == 2.0);

@@ -8,6 +8,8 @@
 //                      expected the same on every rank", instead of two silently different models
 //                      or a hang in a collective whose size depends on the parameter.
 // Texts are exact (doubles in shortest round-trip form), so values that print alike are equal.
+// Fields that only set what a fit prints (`verbose`, core/log.hpp's is_logging_param) are not
+// compared: only rank 0 prints.
 
 #include <charconv>
 #include <concepts>
@@ -19,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "onelearn/core/log.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/exec/policy.hpp"
 
@@ -70,10 +73,12 @@ class NamedValues {
   void add(std::string name, N value) {
     add(std::move(name), exact_text(value));
   }
-  /// Every field of `params`, named "<prefix><field>".
+  /// Every field of `params`, named "<prefix><field>", but those that only set what a fit
+  /// prints (`verbose`): only rank 0 prints, so `verbose = rank == 0` must not be an error.
   template <class P>
   void add_params(std::string_view prefix, const P& params) {
     for (auto& [name, value] : params::to_list(params)) {
+      if (is_logging_param(name)) continue;
       add(std::string(prefix) + name, exact_text(value));
     }
   }

@@ -53,6 +53,12 @@
  * - `max_iter` (int, default 100): L-BFGS iterations, >= 0 (0 makes one iteration and
  *   reports n_iter() = 0, as scikit-learn on scipy does).
  * - `tol` (double, default 1e-4): stop when max |gradient| <= tol, >= 0.
+ * - `verbose` (int, default 0): >= 1 logs (core/log.hpp's sink; rank 0 only) one line per
+ *   L-BFGS iteration, "LogisticRegression: iteration 3/100: loss 0.412345, max |gradient|
+ *   0.0123; elapsed 0.01s, remaining <= 0.4s" (a bound: convergence usually stops it before
+ *   max_iter), then one line saying why it stopped, "LogisticRegression: converged: relative
+ *   reduction of f <= ftol after 20 iterations; elapsed 0.05s". The loss is the objective
+ *   above, summed over all ranks. Not compared across ranks: `verbose = rank == 0` is fine.
  *
  * \par Attributes (after fit)
  * - `classes()` (Labels, k): the distinct labels seen in fit on any rank, sorted ascending.
@@ -87,7 +93,8 @@
  * Errors: `not_fitted_error` before fit; `shape_error` for y or sample_weight of the wrong
  * length, X with other features than in fit, or ranks that disagree on the number of
  * features; `invalid_argument` for NaN/Inf, negative weights, no samples, a total weight of
- * 0, fewer than two classes, an unknown penalty, C <= 0 (or NaN), max_iter < 0 and tol < 0 (or
+ * 0, fewer than two classes, an unknown penalty, C <= 0 (or NaN), max_iter < 0, verbose < 0 and
+ * tol < 0 (or
  * NaN). Under exec::mpi every error in fit is raised on every rank.
  */
 
@@ -107,6 +114,7 @@
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/progress.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -124,9 +132,10 @@ struct LogisticRegressionParams {
   bool fit_intercept = true;    ///< fit an (unpenalised) intercept
   std::int64_t max_iter = 100;  ///< L-BFGS iterations
   double tol = 1e-4;            ///< stop when max |gradient| <= tol
+  std::int64_t verbose = 0;     ///< >= 1: a progress line per L-BFGS iteration (rank 0)
 
-  static constexpr std::array<std::string_view, 5> names{"penalty", "C", "fit_intercept",
-                                                         "max_iter", "tol"};
+  static constexpr std::array<std::string_view, 6> names{"penalty",  "C",   "fit_intercept",
+                                                         "max_iter", "tol", "verbose"};
 };
 
 template <class T, exec::ExecutionPolicy Exec = exec::local>
@@ -273,6 +282,10 @@ class LogisticRegression
                              std::to_string(params.max_iter));
     }
     detail::check_at_least(where, "tol", params.tol, 0.0);
+    if (params.verbose < 0) {
+      throw invalid_argument(std::string(where) + ": expected verbose >= 0, found " +
+                             std::to_string(params.verbose));
+    }
   }
 
   LogisticRegression& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
@@ -351,7 +364,25 @@ class LogisticRegression
     // then reports n_iter_ = 0); n_iter() is clipped to max_iter alike.
     options.max_iter = std::max<std::int64_t>(params.max_iter, 1);
     options.gtol = params.tol;
-    return detail::lbfgs_minimize(objective, Eigen::VectorXd::Zero(rows * cols), options);
+    const onelearn::detail::ProgressLog progress("LogisticRegression", params.verbose, exec_);
+    const auto report = [&](const detail::LbfgsResult& state) {
+      if (!progress.enabled()) return;
+      // A bound: the gradient and reduction tests usually stop it before max_iter.
+      progress.step(
+          "iteration " + std::to_string(state.n_iter) + "/" + std::to_string(options.max_iter) +
+              ": loss " + onelearn::detail::format_quantity(state.f) + ", max |gradient| " +
+              onelearn::detail::format_quantity(state.grad.template lpNorm<Eigen::Infinity>()),
+          static_cast<double>(state.n_iter), static_cast<double>(options.max_iter),
+          onelearn::detail::Remaining::at_most);
+    };
+    detail::LbfgsResult result =
+        detail::lbfgs_minimize(objective, Eigen::VectorXd::Zero(rows * cols), options, report);
+    if (progress.enabled()) {
+      progress.note(std::string(detail::to_string(result.status)) + " after " +
+                    std::to_string(result.n_iter) + " iterations; elapsed " +
+                    onelearn::detail::format_duration(progress.elapsed()));
+    }
+    return result;
   }
 
   /// x·coefᵀ + intercept in double, after the checks every prediction makes.

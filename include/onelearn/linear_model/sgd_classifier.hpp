@@ -73,6 +73,11 @@
  * - `eta0` (double, default 0): initial rate, > 0 unless learning_rate is "optimal".
  * - `power_t` (double, default 0.5): exponent of "invscaling".
  * - `n_iter_no_change` (int, default 5): epochs without improvement before stopping, >= 1.
+ * - `verbose` (int, default 0): >= 1 logs (core/log.hpp's sink; rank 0 only) one line per
+ *   epoch, "SGDClassifier: epoch 3/1000: average loss 0.234567, 2 of 3 problems running;
+ *   elapsed 0.01s, remaining <= 2.1s" (the time left is a bound: the stopping test usually
+ *   ends the fit sooner), and after fit one line saying why it stopped. Not compared across
+ *   ranks: `verbose = rank == 0` is fine.
  *
  * \par Attributes (after fit or partial_fit)
  * - `coef()` (Matrix<T>, 1 x p for two classes, k x p otherwise): scikit-learn's coef_.
@@ -90,7 +95,9 @@
  * - n partial_fit calls equal a fit with max_iter = n and tol = -inf (as in scikit-learn, for
  *   "none" and "l2" penalties: each call restarts the L1 accumulators), shuffled or not.
  * - Not supported: average, early_stopping/validation_fraction, class_weight, warm_start,
- *   coef_init/intercept_init, n_jobs, verbose, the regression losses and "pa1"/"pa2".
+ *   coef_init/intercept_init, n_jobs, the regression losses and "pa1"/"pa2".
+ * - verbose prints other lines than scikit-learn's (see Parameters), one per epoch for all the
+ *   one-vs-rest problems together.
  * - No ConvergenceWarning when max_iter is reached: compare n_iter() with max_iter.
  * - Distributed fits average per-epoch models (above).
  *
@@ -143,11 +150,22 @@ struct SGDClassifierParams {
   double eta0 = 0.0;                      ///< initial rate, > 0 unless optimal
   double power_t = 0.5;                   ///< exponent of invscaling
   std::int64_t n_iter_no_change = 5;      ///< epochs without improvement before stopping
+  std::int64_t verbose = 0;               ///< >= 1: a progress line per epoch (rank 0)
 
-  static constexpr std::array<std::string_view, 13> names{
-      "loss",     "penalty", "alpha",           "l1_ratio",     "fit_intercept",
-      "max_iter", "tol",     "shuffle",         "random_state", "learning_rate",
-      "eta0",     "power_t", "n_iter_no_change"};
+  static constexpr std::array<std::string_view, 14> names{"loss",
+                                                          "penalty",
+                                                          "alpha",
+                                                          "l1_ratio",
+                                                          "fit_intercept",
+                                                          "max_iter",
+                                                          "tol",
+                                                          "shuffle",
+                                                          "random_state",
+                                                          "learning_rate",
+                                                          "eta0",
+                                                          "power_t",
+                                                          "n_iter_no_change",
+                                                          "verbose"};
 };
 
 template <class T, exec::ExecutionPolicy Exec = exec::local>
@@ -270,8 +288,11 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
         classes.size() == 2 ? 1 : static_cast<std::size_t>(classes.size()));
     for (auto& problem : problems) problem.w = Vector<double>::Zero(X.cols());
     std::mt19937_64 engine(detail::rank_seed(this->params_.random_state, exec_.rank()));
+    const detail::SgdProgress progress("SGDClassifier", this->params_.verbose, exec_, s.max_iter,
+                                       problems.size());
     const std::int64_t n_iter =
-        run(where, s, X, class_of, weights, problems, s.max_iter, n_total, 1.0, engine);
+        run(where, s, X, class_of, weights, problems, s.max_iter, n_total, 1.0, engine, progress);
+    progress.finish(n_iter);
     commit(std::move(classes), std::move(problems), std::move(engine), n_iter,
            1.0 + static_cast<double>(n_iter) * static_cast<double>(n_total));
     return *this;
@@ -326,8 +347,10 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
       engine = engine_;
       t = t_;
     }
+    const detail::SgdProgress progress("SGDClassifier.partial_fit", this->params_.verbose, exec_, 1,
+                                       problems.size());
     const std::int64_t n_iter =
-        run(where, s, X, class_of, weights, problems, 1, n_total, t, engine);
+        run(where, s, X, class_of, weights, problems, 1, n_total, t, engine, progress);
     commit(std::move(known), std::move(problems), std::move(engine), n_iter,
            t + static_cast<double>(n_iter) * static_cast<double>(n_total));
     return *this;
@@ -360,7 +383,8 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
   std::int64_t run(std::string_view where, const detail::SgdSettings& s, const MatrixRef<T>& X,
                    const std::vector<index_t>& class_of, const std::optional<VectorRef<T>>& weights,
                    std::vector<detail::SgdProblem>& problems, std::int64_t max_epochs,
-                   std::int64_t n_total, double t, std::mt19937_64& engine) const {
+                   std::int64_t n_total, double t, std::mt19937_64& engine,
+                   const detail::SgdProgress& progress) const {
     // Two classes: one problem, whose positive class is the second.
     const bool binary = problems.size() == 1;
     auto target_of = [&](std::size_t c, index_t i) {
@@ -368,7 +392,7 @@ class SGDClassifier : public WithParams<SGDClassifier<T, Exec>, SGDClassifierPar
       return class_of[static_cast<std::size_t>(i)] == positive ? 1.0 : -1.0;
     };
     return detail::sgd_run<T>(where, exec_, s, X, target_of, weights, problems, max_epochs, t,
-                              n_total, engine);
+                              n_total, engine, progress);
   }
 
   void commit(Labels classes, std::vector<detail::SgdProblem> problems, std::mt19937_64 engine,

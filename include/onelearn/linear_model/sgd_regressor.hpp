@@ -64,6 +64,11 @@
  * - `eta0` (double, default 0.01): initial rate, > 0 unless learning_rate is "optimal".
  * - `power_t` (double, default 0.25): exponent of "invscaling".
  * - `n_iter_no_change` (int, default 5): epochs without improvement before stopping, >= 1.
+ * - `verbose` (int, default 0): >= 1 logs (core/log.hpp's sink; rank 0 only) one line per
+ *   epoch, "SGDRegressor: epoch 3/1000: average loss 0.234567; elapsed 0.01s, remaining <=
+ *   2.1s" (the time left is a bound: the stopping test usually ends the fit sooner), and after
+ *   fit one line saying why it stopped. Not compared across ranks: `verbose = rank == 0` is
+ *   fine.
  *
  * \par Attributes (after fit or partial_fit)
  * - `coef()` (Vector<T>, p): scikit-learn's coef_.
@@ -80,7 +85,8 @@
  * - n partial_fit calls equal a fit with max_iter = n and tol = -inf (as in scikit-learn, for
  *   "none" and "l2" penalties: each call restarts the L1 accumulators), shuffled or not.
  * - Not supported: average, early_stopping/validation_fraction, warm_start,
- *   coef_init/intercept_init, verbose, "squared_epsilon_insensitive".
+ *   coef_init/intercept_init, "squared_epsilon_insensitive".
+ * - verbose prints other lines than scikit-learn's (see Parameters).
  * - No ConvergenceWarning when max_iter is reached: compare n_iter() with max_iter.
  * - Distributed fits average per-epoch models (above).
  *
@@ -130,11 +136,12 @@ struct SGDRegressorParams {
   double eta0 = 0.01;                        ///< initial rate, > 0 unless optimal
   double power_t = 0.25;                     ///< exponent of invscaling
   std::int64_t n_iter_no_change = 5;         ///< epochs without improvement before stopping
+  std::int64_t verbose = 0;                  ///< >= 1: a progress line per epoch (rank 0)
 
-  static constexpr std::array<std::string_view, 14> names{
-      "loss",          "penalty", "alpha",   "l1_ratio",        "fit_intercept",
-      "max_iter",      "tol",     "shuffle", "epsilon",         "random_state",
-      "learning_rate", "eta0",    "power_t", "n_iter_no_change"};
+  static constexpr std::array<std::string_view, 15> names{
+      "loss",          "penalty", "alpha",   "l1_ratio",         "fit_intercept",
+      "max_iter",      "tol",     "shuffle", "epsilon",          "random_state",
+      "learning_rate", "eta0",    "power_t", "n_iter_no_change", "verbose"};
 };
 
 template <class T, exec::ExecutionPolicy Exec = exec::local>
@@ -260,8 +267,13 @@ class SGDRegressor : public WithParams<SGDRegressor<T, Exec>, SGDRegressorParams
       t = t_;
     }
     auto target_of = [&](std::size_t, index_t i) { return static_cast<double>(y(i)); };
+    const std::int64_t max_epochs = partial ? 1 : s.max_iter;
+    // Named as the classifier's lines: "SGDRegressor" for fit, the method for partial_fit.
+    const detail::SgdProgress progress(partial ? where : std::string_view("SGDRegressor"),
+                                       this->params_.verbose, exec_, max_epochs, 1);
     const std::int64_t n_iter = detail::sgd_run<T>(where, exec_, s, X, target_of, weights, problems,
-                                                   partial ? 1 : s.max_iter, t, n_total[0], engine);
+                                                   max_epochs, t, n_total[0], engine, progress);
+    if (!partial) progress.finish(n_iter);
 
     problem_ = std::move(problems[0]);
     engine_ = engine;

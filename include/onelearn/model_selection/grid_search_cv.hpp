@@ -48,6 +48,12 @@
  *   estimator's score().
  * - `refit` (bool, default true): fit best_estimator() on all the data.
  * - `groups` (Labels, one per row): for GroupKFold.
+ * - `verbose` (int, default 0): >= 1 logs (core/log.hpp's sink; rank 0 only) a line with the
+ *   number of fits, "GridSearchCV: fitting 5 folds for each of 4 candidates, totalling 20
+ *   fits", one line per (candidate, fold) fit, "GridSearchCV: [CV 2/5] candidate 3/4
+ *   {C=1}: score 0.936544, fit 0.01s; elapsed 0.3s, remaining ~0.5s", and one after refit,
+ *   "GridSearchCV: refitted the best candidate {C=1} on 150 rows in 0.01s; elapsed 0.6s".
+ *   Under exec::mpi rank 0 reports the fits it runs itself. Not compared across ranks.
  *
  * \par Attributes (after fit)
  * - `best_params()` (ParamSet: (name, value) pairs in the candidate's order), `best_score()`,
@@ -108,6 +114,7 @@ struct GridSearchCVOptions {
   std::string scoring{};  ///< scorer name; "": the estimator's score()
   bool refit = true;      ///< fit best_estimator() on all the data
   Labels groups{};        ///< per-row groups, for GroupKFold
+  int verbose = 0;        ///< >= 1: a progress line per fit (rank 0); not compared across ranks
 };
 
 /// Exhaustive search over parameter grids with cross-validation. See the file's documentation.
@@ -126,8 +133,8 @@ class GridSearchCV
 
   GridSearchCV(Estimator estimator, const std::vector<ParamGrid>& grids,
                GridSearchCVOptions options = {}, Exec exec = {})
-      : Base("GridSearchCV", std::move(estimator), options.scoring, options.refit,
-             std::move(exec)),
+      : Base("GridSearchCV", std::move(estimator), options.scoring, options.refit, std::move(exec),
+             options.verbose),
         options_(std::move(options)),
         candidates_(detail::expand_grids("GridSearchCV", grids)) {}
 
@@ -144,6 +151,7 @@ class GridSearchCV
   template <class Y>
   void search(const MatrixRef<T>& X, const Y& y) {
     constexpr std::string_view where = "GridSearchCV.fit";
+    detail::SearchProgress progress = this->progress();
     std::vector<Fold> folds;
     std::vector<Estimator> models;
     this->exec().propagate_errors([&] {
@@ -151,14 +159,16 @@ class GridSearchCV
                                                   options_.scoring, options_.groups);
       models = detail::configure_candidates(where, this->estimator(), candidates_);
     });
+    progress.plan(progress.fits_here(folds.size() * candidates_.size()));
+    progress.announce("", folds.size(), candidates_.size());
     CVResults results;
-    detail::evaluate_candidates(models, candidates_, X, y, folds, options_.scoring,
-                                this->exec(), results);
+    detail::evaluate_candidates(models, candidates_, X, y, folds, options_.scoring, this->exec(),
+                                results, progress);
     results.rank_test_score = detail::rank_min_descending(results.mean_test_score);
     // The first candidate of rank 1: ties go to the earliest in grid order, as scikit-learn.
     const auto best = std::find(results.rank_test_score.begin(), results.rank_test_score.end(), 1);
     const index_t best_index = best - results.rank_test_score.begin();
-    this->conclude(X, y, std::move(results), best_index);
+    this->conclude(X, y, std::move(results), best_index, progress);
   }
 
   GridSearchCVOptions options_;

@@ -43,6 +43,10 @@
  * \par Options (HalvingGridSearchCVOptions)
  * - `cv` (CV, default 5), `scoring` (default ""), `refit` (default true), `groups`: as
  *   GridSearchCV (`cv` must give the same folds each time, as all onelearn splitters do).
+ * - `verbose` (int, default 0): as GridSearchCV's, with a line opening each iteration,
+ *   "HalvingGridSearchCV: iteration 1/3, 36 samples: fitting 5 folds for each of 10
+ *   candidates, totalling 50 fits"; the time left counts the fits of every iteration alike,
+ *   so it is low while the early iterations, on fewer samples, run.
  * - `factor` (double, default 3, > 1): the fraction 1/factor of candidates kept and the growth
  *   of the resources per iteration.
  * - `min_resources` (ResourceCount, default "exhaust"): "exhaust", "smallest" or a number of
@@ -134,6 +138,7 @@ struct HalvingGridSearchCVOptions {
   ResourceCount max_resources = "auto";     ///< "auto" or a count
   bool aggressive_elimination = false;    ///< iterate until fewer than factor candidates
   std::uint32_t random_state = 0;         ///< seed of the subsampling (NumPy-compatible)
+  int verbose = 0;  ///< >= 1: a progress line per fit (rank 0); not compared across ranks
 };
 
 namespace detail {
@@ -198,7 +203,7 @@ class HalvingGridSearchCV
   HalvingGridSearchCV(Estimator estimator, const std::vector<ParamGrid>& grids,
                       HalvingGridSearchCVOptions options = {}, Exec exec = {})
       : Base("HalvingGridSearchCV", std::move(estimator), options.scoring, options.refit,
-             std::move(exec)),
+             std::move(exec), options.verbose),
         options_(std::move(options)),
         candidates_(detail::expand_grids("HalvingGridSearchCV", grids)) {
     const std::string where = "HalvingGridSearchCV";
@@ -264,6 +269,7 @@ class HalvingGridSearchCV
   template <class Y>
   void search(const MatrixRef<T>& X, const Y& y) {
     constexpr std::string_view where = "HalvingGridSearchCV.fit";
+    detail::SearchProgress progress = this->progress();
     const index_t n_samples = X.rows();
     std::vector<Fold> folds;
     std::vector<ParamSet> candidates = candidates_;
@@ -310,6 +316,12 @@ class HalvingGridSearchCV
     });
     const std::int64_t n_iterations =
         options_.aggressive_elimination ? required : std::min(possible, required);
+    // Every iteration's fits, for the time left: each keeps ceil(n / factor) candidates.
+    for (std::int64_t itr = 0, n = static_cast<std::int64_t>(candidates.size()); itr < n_iterations;
+         ++itr) {
+      progress.plan(progress.fits_here(folds.size() * static_cast<std::size_t>(n)));
+      n = std::min(n, static_cast<std::int64_t>(std::ceil(static_cast<double>(n) / factor)));
+    }
 
     CVResults results;
     std::vector<index_t> resources_per_iter, candidates_per_iter;
@@ -346,8 +358,14 @@ class HalvingGridSearchCV
         models = detail::configure_candidates(where, this->estimator(), candidates);
       });
       const std::size_t first_row = results.n_candidates();
+      if (progress.enabled()) {
+        progress.announce("iteration " + std::to_string(itr + 1) + "/" +
+                              std::to_string(n_iterations) + ", " + std::to_string(n_resources) +
+                              " samples: ",
+                          subsampled.size(), candidates.size());
+      }
       detail::evaluate_candidates(models, candidates, X, y, subsampled, options_.scoring,
-                                  this->exec(), results);
+                                  this->exec(), results, progress);
       for (std::size_t c = 0; c < candidates.size(); ++c) {
         results.iter.push_back(itr);
         results.n_resources.push_back(n_resources);
@@ -393,7 +411,7 @@ class HalvingGridSearchCV
     n_remaining_candidates_ = static_cast<index_t>(candidates.size());
     min_resources_ = min_res;
     max_resources_ = max_res;
-    this->conclude(X, y, std::move(results), static_cast<index_t>(best));
+    this->conclude(X, y, std::move(results), static_cast<index_t>(best), progress);
   }
 
   HalvingGridSearchCVOptions options_;

@@ -37,8 +37,8 @@
  *
  * \par Options (RandomizedSearchCVOptions)
  * - `n_iter` (default 10, >= 1): number of candidates drawn.
- * - `cv` (CV, default 5), `scoring` (default ""), `refit` (default true), `groups`: as
- *   GridSearchCV.
+ * - `cv` (CV, default 5), `scoring` (default ""), `refit` (default true), `groups`, `verbose`:
+ *   as GridSearchCV (the lines say "RandomizedSearchCV").
  * - `random_state` (std::uint64_t, default 0): the seed of the draws; the same seed gives the
  *   same candidates on every platform and every rank.
  *
@@ -91,6 +91,7 @@ struct RandomizedSearchCVOptions {
   bool refit = true;               ///< fit best_estimator() on all the data
   Labels groups{};                 ///< per-row groups, for GroupKFold
   std::uint64_t random_state = 0;  ///< seed of the draws
+  int verbose = 0;  ///< >= 1: a progress line per fit (rank 0); not compared across ranks
 };
 
 namespace detail {
@@ -144,7 +145,7 @@ class RandomizedSearchCV
   RandomizedSearchCV(Estimator estimator, const tune::Space& param_distributions,
                      RandomizedSearchCVOptions options = {}, Exec exec = {})
       : Base("RandomizedSearchCV", std::move(estimator), options.scoring, options.refit,
-             std::move(exec)),
+             std::move(exec), options.verbose),
         options_(std::move(options)),
         candidates_(detail::sample_candidates("RandomizedSearchCV", param_distributions,
                                               options_.n_iter, options_.random_state)) {}
@@ -164,6 +165,7 @@ class RandomizedSearchCV
   template <class Y>
   void search(const MatrixRef<T>& X, const Y& y) {
     constexpr std::string_view where = "RandomizedSearchCV.fit";
+    detail::SearchProgress progress = this->progress();
     std::vector<Fold> folds;
     std::vector<Estimator> models;
     this->exec().propagate_errors([&] {
@@ -171,13 +173,15 @@ class RandomizedSearchCV
                                                   options_.scoring, options_.groups);
       models = detail::configure_candidates(where, this->estimator(), candidates_);
     });
+    progress.plan(progress.fits_here(folds.size() * candidates_.size()));
+    progress.announce("", folds.size(), candidates_.size());
     CVResults results;
-    detail::evaluate_candidates(models, candidates_, X, y, folds, options_.scoring,
-                                this->exec(), results);
+    detail::evaluate_candidates(models, candidates_, X, y, folds, options_.scoring, this->exec(),
+                                results, progress);
     results.rank_test_score = detail::rank_min_descending(results.mean_test_score);
     const auto best = std::find(results.rank_test_score.begin(), results.rank_test_score.end(), 1);
     const index_t best_index = best - results.rank_test_score.begin();
-    this->conclude(X, y, std::move(results), best_index);
+    this->conclude(X, y, std::move(results), best_index, progress);
   }
 
   RandomizedSearchCVOptions options_;

@@ -61,6 +61,13 @@
  *   model-based or scheduled search reproducible across numbers of ranks.
  * - `ranks_per_trial` (default 1): ranks that train one trial together; > 1 only under a
  *   distributed policy (exec::mpi, exec::ucx).
+ * - `verbose` (int, default 0): >= 1 logs (core/log.hpp's sink; rank 0 of the search's policy
+ *   only) a line opening the search, "tune::run: 20 trials, random search", one line per
+ *   trial, "tune::run: trial 3/20 {alpha=0.5}: ok, score 0.921248 (best 0.93), 0.12s;
+ *   elapsed 0.4s, remaining ~2.3s" ("failed: <message>" or "stopped at step 4, score ..."
+ *   for the others), and one closing it with the best trial. Under a distributed policy the
+ *   lines of a batch come when the batch ends (the ranks gather its rows then). Not compared
+ *   across ranks.
  *
  * \par Differences from Ray Tune
  * - Synchronous batches instead of asynchronous trial scheduling: slower when trial times vary
@@ -96,6 +103,7 @@
 #include <vector>
 
 #include "onelearn/base/agreement.hpp"
+#include "onelearn/core/detail/progress.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/exec/policy.hpp"
@@ -116,6 +124,7 @@ struct RunOptions {
   Scheduler scheduler{};
   std::size_t batch_size = 0;
   int ranks_per_trial = 1;
+  int verbose = 0;  ///< >= 1: a progress line per trial (rank 0); not compared across ranks
 };
 
 namespace detail {
@@ -230,11 +239,72 @@ std::vector<TrialResult> gather_rows(const Exec& world, const std::vector<TrialR
   }
 }
 
-/// Runs `total` trials in batches (see run's Method) and returns every trial's row.
+/// The verbose lines of tune::run (see RunOptions::verbose): one per trial, from the rows every
+/// rank holds once a batch is gathered.
+class TrialProgress {
+ public:
+  template <exec::ExecutionPolicy Exec>
+  TrialProgress(int verbose, const Exec& world, Mode mode, std::size_t total)
+      : log_("tune::run", verbose, world), mode_(mode), total_(total) {}
+
+  [[nodiscard]] bool enabled() const noexcept { return log_.enabled(); }
+  [[nodiscard]] const onelearn::detail::ProgressLog& log() const noexcept { return log_; }
+
+  void row(const TrialResult& r) {
+    ++done_;
+    if (r.status == Status::ok &&
+        (!have_best_ || (mode_ == Mode::max ? r.score > best_ : r.score < best_))) {
+      best_ = r.score;
+      best_id_ = r.trial_id;
+      have_best_ = true;
+    }
+    if (!enabled()) return;
+    using onelearn::detail::format_quantity;
+    std::string text = "trial " + std::to_string(r.trial_id + 1) + "/" + std::to_string(total_) +
+                       " " + onelearn::detail::exact_text(r.params) + ": ";
+    if (r.status == Status::failed) {
+      text += "failed: " + r.message;
+    } else {
+      if (r.status == Status::stopped) {
+        text += "stopped at step " +
+                std::to_string(r.reports.empty() ? std::int64_t{0} : r.reports.back().step) +
+                ", score " + format_quantity(r.score);
+      } else {
+        text += "ok, score " + format_quantity(r.score);
+      }
+    }
+    if (have_best_) text += " (best " + format_quantity(best_) + ")";
+    text += ", " + onelearn::detail::format_duration(r.seconds);
+    log_.step(text, static_cast<double>(done_), static_cast<double>(total_));
+  }
+
+  /// The closing line.
+  void finish() const {
+    if (!enabled()) return;
+    log_.note(std::to_string(done_) + " trials done" +
+              (have_best_ ? ", best trial " + std::to_string(best_id_ + 1) + " with score " +
+                                onelearn::detail::format_quantity(best_)
+                          : std::string(", none completed")) +
+              "; elapsed " + onelearn::detail::format_duration(log_.elapsed()));
+  }
+
+ private:
+  onelearn::detail::ProgressLog log_;
+  Mode mode_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  double best_ = 0;
+  std::size_t best_id_ = 0;
+  bool have_best_ = false;
+};
+
+/// Runs `total` trials in batches (see run's Method) and returns every trial's row, each
+/// reported to `progress` when given.
 template <exec::ExecutionPolicy Exec>
 std::vector<TrialResult> execute(const TrainFunction& fn, std::size_t total, const Suggest& suggest,
                                  const Scheduler& scheduler, Mode mode, std::size_t batch_size,
-                                 const Exec& world, const Group& group) {
+                                 const Exec& world, const Group& group,
+                                 TrialProgress* progress = nullptr) {
   const std::size_t batch = batch_size == 0 ? group.count : batch_size;
   std::vector<TrialResult> history;
   for (std::size_t next = 0; next < total;) {
@@ -254,6 +324,9 @@ std::vector<TrialResult> execute(const TrainFunction& fn, std::size_t total, con
                                 "ranks, found " + std::to_string(rows.size()) + " rows for " +
                                 std::to_string(configs.size()) + " trials");
       }
+    }
+    if (progress != nullptr) {
+      for (const TrialResult& r : rows) progress->row(r);
     }
     history.insert(history.end(), std::make_move_iterator(rows.begin()),
                    std::make_move_iterator(rows.end()));
@@ -280,7 +353,8 @@ inline std::pair<std::unique_ptr<Searcher>, std::size_t> make_searcher(const Spa
 }
 
 /// The search's settings and space as check_same_values compares them across the ranks: ranks
-/// with another seed or space would propose other trials and fall out of step.
+/// with another seed or space would propose other trials and fall out of step. verbose is left
+/// out on purpose: only rank 0 prints, so `verbose = rank == 0` is fine.
 inline onelearn::detail::NamedValues describe_run(const Space& space, const RunOptions& o) {
   using onelearn::detail::exact_text;
   onelearn::detail::NamedValues v;
@@ -368,9 +442,19 @@ Results run_search(const TrainFunction& fn, const Space& space, const RunOptions
     }
     return configs;
   };
-  return Results(execute(fn, total, suggest, options.scheduler, options.mode, options.batch_size,
-                         world, group),
-                 options.mode);
+  TrialProgress progress(options.verbose, world, options.mode, total);
+  if (progress.enabled()) {
+    progress.log().note(std::to_string(total) + " trials, " +
+                        (options.searcher == Search::grid  ? "grid"
+                         : options.searcher == Search::tpe ? "TPE"
+                                                           : "random") +
+                        " search");
+  }
+  Results results(execute(fn, total, suggest, options.scheduler, options.mode, options.batch_size,
+                          world, group, &progress),
+                  options.mode);
+  progress.finish();
+  return results;
 }
 
 template <class TrainFn>

@@ -405,14 +405,22 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
   return total(k * p + k);
 }
 
+/// What lloyd reports after each iteration when nobody listens: nothing.
+struct no_iteration_report {
+  void operator()(index_t /*iteration*/, double /*changed*/, double /*shift*/) const noexcept {}
+};
+
 /// Lloyd iterations from `centers` on the local rows X (centred by the caller, as scikit-learn
 /// centres before clustering). `tol` is absolute: scikit-learn's tol * mean feature variance.
 /// With `bounded` (the default) the assignment skips the rows Hamerly's bounds prove (see
 /// assign_and_sum_bounded): the same labels, sums, centres and n_iter as the plain assignment,
-/// which `bounded = false` runs (kept to test that equality).
-template <class T, exec::ExecutionPolicy Exec>
+/// which `bounded = false` runs (kept to test that equality). After each iteration
+/// `on_iteration(n_iter, labels changed over all ranks, squared centre shift)` is called with
+/// numbers every rank shares (KMeans's verbose lines).
+template <class T, exec::ExecutionPolicy Exec, class OnIteration = no_iteration_report>
 LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef<T>& X,
-                     Matrix<T> centers, index_t max_iter, double tol, bool bounded = true) {
+                     Matrix<T> centers, index_t max_iter, double tol, bool bounded = true,
+                     const OnIteration& on_iteration = {}) {
   const index_t n = X.rows();
   const index_t p = X.cols();
   const index_t k = centers.rows();
@@ -458,6 +466,7 @@ LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef
     moves = moved.rowwise().norm() * (1 + bound_slack);
     centers = next;
     ++out.n_iter;
+    on_iteration(out.n_iter, totals(k * p + k), shift);
     if (totals(k * p + k) == 0) {
       strict_convergence = true;
       break;

@@ -266,9 +266,18 @@ class MoreThuenteSearch {
   double stx_ = 0, fx_ = 0, gx_ = 0, sty_ = 0, fy_ = 0, gy_ = 0, stmin_ = 0, stmax_ = 0;
 };
 
-/// Minimises `objective` from x0; see the top of this header for the algorithm.
-template <class Objective>
-LbfgsResult lbfgs_minimize(Objective&& objective, Eigen::VectorXd x0, const LbfgsOptions& options) {
+/// What lbfgs_minimize reports after each iteration when nobody listens: nothing.
+struct no_lbfgs_report {
+  void operator()(const LbfgsResult& /*state*/) const noexcept {}
+};
+
+/// Minimises `objective` from x0; see the top of this header for the algorithm. After each
+/// iteration (each accepted step, the last one included) `on_iteration(result so far)` is
+/// called: n_iter, f, grad and n_fev are those of the new iterate (LogisticRegression's
+/// verbose lines).
+template <class Objective, class OnIteration = no_lbfgs_report>
+LbfgsResult lbfgs_minimize(Objective&& objective, Eigen::VectorXd x0, const LbfgsOptions& options,
+                           const OnIteration& on_iteration = {}) {
   constexpr double eps = std::numeric_limits<double>::epsilon();
   constexpr double stpmax = 1e10;  // L-BFGS-B's bound on the step without bounds on x
   const Eigen::Index n = x0.size();
@@ -330,6 +339,7 @@ LbfgsResult lbfgs_minimize(Objective&& objective, Eigen::VectorXd x0, const Lbfg
           x_new = result.x - x_new;     // s
           g_new = result.grad - g_new;  // y
           ++result.n_iter;
+          on_iteration(std::as_const(result));
           // scipy's order: it stops on max_iter and max_fun when handed the new iterate, before
           // L-BFGS-B gets to test convergence at it (scikit-learn then warns).
           if (result.n_iter >= options.max_iter) {

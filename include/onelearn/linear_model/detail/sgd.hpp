@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "onelearn/core/detail/progress.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
@@ -194,6 +195,10 @@ SgdSettings common_settings(std::string_view where, const P& p, SgdLoss loss) {
     throw invalid_argument(std::string(where) + ": expected max_iter >= 1, found " +
                            std::to_string(p.max_iter));
   }
+  if (p.verbose < 0) {
+    throw invalid_argument(std::string(where) + ": expected verbose >= 0, found " +
+                           std::to_string(p.verbose));
+  }
   if (p.n_iter_no_change < 1) {
     throw invalid_argument(std::string(where) + ": expected n_iter_no_change >= 1, found " +
                            std::to_string(p.n_iter_no_change));
@@ -336,6 +341,54 @@ inline void epoch_order(std::vector<index_t>& order, bool shuffle, std::mt19937_
   }
 }
 
+/// What sgd_run reports after each epoch when nobody listens: nothing.
+struct no_epoch_report {
+  void operator()(std::int64_t /*epoch*/, double /*average_loss*/,
+                  std::size_t /*running*/) const noexcept {}
+};
+
+/// The verbose lines of SGDClassifier and SGDRegressor (rank 0, verbose >= 1): one per epoch,
+///   "SGDClassifier: epoch 3/1000: average loss 0.234567, 2 of 3 problems running; elapsed
+///    0.01s, remaining <= 2.1s"
+/// (the loss is the epoch's summed loss over all ranks' rows divided by their number, averaged
+/// over the one-vs-rest problems that ran it, as scikit-learn's "Avg. loss"; the time left is a
+/// bound, as the stopping test usually ends the fit before max_iter), and after a fit one line
+/// saying why it stopped.
+class SgdProgress {
+ public:
+  template <exec::ExecutionPolicy Exec>
+  SgdProgress(std::string_view who, std::int64_t verbose, const Exec& exec, std::int64_t max_epochs,
+              std::size_t n_problems)
+      : log_(who, verbose, exec), max_epochs_(max_epochs), n_problems_(n_problems) {}
+
+  void operator()(std::int64_t epoch, double average_loss, std::size_t running) const {
+    if (!log_.enabled()) return;
+    std::string text = "epoch " + std::to_string(epoch) + "/" + std::to_string(max_epochs_) +
+                       ": average loss " + onelearn::detail::format_quantity(average_loss);
+    if (n_problems_ > 1) {
+      text += ", " + std::to_string(running) + " of " + std::to_string(n_problems_) +
+              " problems running";
+    }
+    log_.step(text, static_cast<double>(epoch), static_cast<double>(max_epochs_),
+              onelearn::detail::Remaining::at_most);
+  }
+
+  /// After a fit of up to max_epochs that ran `epochs`.
+  void finish(std::int64_t epochs) const {
+    if (!log_.enabled()) return;
+    log_.note(std::string(epochs < max_epochs_ ? "converged: no improvement by tol in "
+                                                 "n_iter_no_change epochs"
+                                               : "stopped: max_iter epochs reached") +
+              " after " + std::to_string(epochs) + " epochs; elapsed " +
+              onelearn::detail::format_duration(log_.elapsed()));
+  }
+
+ private:
+  onelearn::detail::ProgressLog log_;
+  std::int64_t max_epochs_;
+  std::size_t n_problems_;
+};
+
 /// The engine of one rank: rank 0 draws from random_state itself, so one rank reproduces
 /// exec::local; other ranks get other streams.
 inline std::uint64_t rank_seed(std::uint64_t random_state, int rank) {
@@ -352,12 +405,14 @@ inline std::uint64_t rank_seed(std::uint64_t random_state, int rank) {
 /// sees the same numbers on every rank, so every rank stops together. Inside an epoch the
 /// update count runs on from t_start + epoch n_total over the rank's own rows. With one rank
 /// the factor is exactly 1 and this is exec::local's computation, bit for bit.
-template <class T, exec::ExecutionPolicy Exec, class TargetOf>
+/// After each epoch `on_epoch(epoch (from 1), average loss, problems still running)` is called
+/// with numbers every rank shares (SgdProgress).
+template <class T, exec::ExecutionPolicy Exec, class TargetOf, class OnEpoch = no_epoch_report>
 std::int64_t sgd_run(std::string_view where, const Exec& exec, const SgdSettings& s,
                      const MatrixRef<T>& X, TargetOf&& target_of,
                      const std::optional<VectorRef<T>>& sample_weight,
                      std::vector<SgdProblem>& problems, std::int64_t max_epochs, double t_start,
-                     std::int64_t n_total, std::mt19937_64& engine) {
+                     std::int64_t n_total, std::mt19937_64& engine, const OnEpoch& on_epoch = {}) {
   const index_t p = X.cols();
   const double init = optimal_init(s);
   const bool truncates = s.penalty == sgd_penalty::l1 || s.penalty == sgd_penalty::elasticnet;
@@ -416,9 +471,13 @@ std::int64_t sgd_run(std::string_view where, const Exec& exec, const SgdSettings
       (void)share;
     }
 
+    double loss_sum = 0;
+    std::size_t ran = 0;
     for (std::size_t c = 0; c < problems.size(); ++c) {
       SgdProblem& problem = problems[c];
       if (problem.done) continue;
+      loss_sum += losses[c];
+      ++ran;
       problem.n_iter = epoch + 1;
       if (!std::isfinite(problem.intercept) || !problem.w.allFinite()) {
         // The same numbers on every rank after the all-reduce, so every rank throws.
@@ -444,6 +503,10 @@ std::int64_t sgd_run(std::string_view where, const Exec& exec, const SgdSettings
         }
       }
     }
+    std::size_t running = 0;
+    for (const SgdProblem& problem : problems) running += problem.done ? 0 : 1;
+    on_epoch(epoch + 1, loss_sum / (static_cast<double>(ran) * static_cast<double>(n_total)),
+             running);
   }
   return epochs_run;
 }

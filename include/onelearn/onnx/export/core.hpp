@@ -26,7 +26,8 @@
 // The model: IR version 8, opsets ai.onnx 17 and ai.onnx.ml 3, one float32 input "X" of shape
 // ("N", n_features_in), outputs named as skl2onnx names them ("label", "probabilities",
 // "scores", "variable"), metadata_props "estimator", "parameters" (params::to_string of the
-// estimator's parameters; "step__name=value" for pipelines) and "onelearn_version".
+// estimator's parameters, less `verbose`; "step__name=value" for pipelines) and
+// "onelearn_version".
 // Every model is float32 inside, whatever the estimator's T, because the ONNX-ML operators
 // (LinearClassifier, LinearRegressor, Scaler) output float32 only.
 //
@@ -51,7 +52,10 @@
 #include <variant>
 #include <vector>
 
+#include <boost/pfr/core.hpp>
+
 #include "onelearn/core/errors.hpp"
+#include "onelearn/core/log.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/version.hpp"
@@ -258,7 +262,17 @@ inline std::string param_value_string(const ParamValue& v) {
       v);
 }
 
-/// "alpha=0.5, fit_intercept=true"; a pipeline's as "ridge__alpha=0.5, ...".
+/// Whether a parameter ("verbose", "logisticregression__verbose") only set what the fit
+/// printed: left out of the metadata, which describes the model (an imported model would
+/// otherwise come back chatty).
+inline bool export_skips_param(std::string_view name) {
+  const std::size_t step = name.rfind("__");
+  return onelearn::detail::is_logging_param(step == std::string_view::npos ? name
+                                                                           : name.substr(step + 2));
+}
+
+/// "alpha=0.5, fit_intercept=true" (params::to_string without the logging fields); a
+/// pipeline's as "ridge__alpha=0.5, ...".
 template <class M>
 std::string estimator_parameters(const M& m) {
   if constexpr (requires {
@@ -267,11 +281,23 @@ std::string estimator_parameters(const M& m) {
                 }) {
     std::string out;
     for (const std::string& name : m.param_names()) {
+      if (export_skips_param(name)) continue;
       out += (out.empty() ? "" : ", ") + name + "=" + param_value_string(m.get_param(name));
     }
     return out;
   } else if constexpr (requires { m.get_params(); }) {
-    return params::to_string(m.get_params());
+    using P = std::remove_cvref_t<decltype(m.get_params())>;
+    const auto& names = params::names<P>();
+    std::ostringstream out;
+    bool first = true;
+    // params::print's text, field by field, so that the values print exactly as before.
+    boost::pfr::for_each_field(m.get_params(), [&](const auto& field, std::size_t i) {
+      if (export_skips_param(names[i])) return;
+      out << (first ? "" : ", ") << names[i] << '=';
+      params::detail::print_value(out, field);
+      first = false;
+    });
+    return out.str();
   } else {
     return {};
   }
