@@ -948,9 +948,11 @@ TEST_CASE("load_csv reports bad rows and fields with line and column") {
     CHECK_IO_ERROR_IS(load_csv<double>(path, {.header = false}),
                       p + ":2, column 3: expected a number, found '6x'");
   }
-  SUBCASE("empty field") {
+  SUBCASE("empty field: a missing value (NaN) by default, an error with no missing markers") {
     write_file(path, "a,b\n1,\n");
-    CHECK_IO_ERROR(load_csv<double>(path), p + ":2, column 2 ('b'): expected a number, found ''");
+    CHECK(std::isnan(load_csv<double>(path).features()(0, 1)));
+    CHECK_IO_ERROR(load_csv<double>(path, {.na_values = {}}),
+                   p + ":2, column 2 ('b'): expected a number, found ''");
   }
   SUBCASE("non-integral label") {
     write_file(path, "x,y\n1,0\n2,1.5\n");

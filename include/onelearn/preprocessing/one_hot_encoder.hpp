@@ -48,7 +48,9 @@
  * \par Differences from scikit-learn
  * - No `categories` list given by the user, no `drop`, no infrequent-category grouping
  *   (min_frequency, max_categories), no sparse output, no string categories; output is dense in
- *   T. NaN is rejected, not a category.
+ *   T. NaN is rejected, not a category. A text column (io::read_table's Table::text) is encoded
+ *   with LabelEncoder<std::string> first; its codes, as a column of T, are the categories, in
+ *   the sorted order of the strings as scikit-learn's would be.
  * - inverse_transform returns NaN where scikit-learn returns None (an all-zero block under
  *   handle_unknown = "ignore").
  *
