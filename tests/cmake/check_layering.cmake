@@ -1,6 +1,6 @@
 # The floors of include/onelearn/ and the one direction their #include arrows may run:
 #
-#   core <- exec, io <- base <- metrics <- the estimator families <- nn, rl, pipeline,
+#   core <- exec, io <- base <- metrics <- the estimator families <- nn, rl, compose, pipeline,
 #   model_selection, tune <- onnx
 #
 # A header may include its own floor and the floors below it, never one above: core/ needs
@@ -23,7 +23,7 @@ set(floor_metrics 3)
 foreach(family preprocessing linear_model cluster decomposition neighbors naive_bayes tree ensemble)
   set(floor_${family} 4)
 endforeach()
-foreach(composite nn rl pipeline model_selection tune)
+foreach(composite nn rl compose pipeline model_selection tune)
   set(floor_${composite} 5)
 endforeach()
 set(floor_onnx 6)

@@ -17,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "onelearn/compose/labeled_classifier.hpp"
 #include "onelearn/exec/mpi.hpp"
+#include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "onelearn/preprocessing/label_encoder.hpp"
 #include "onelearn/preprocessing/max_abs_scaler.hpp"
 #include "onelearn/preprocessing/min_max_scaler.hpp"
@@ -214,6 +216,38 @@ TEST_CASE("distributed LabelEncoder gathers classes that only some ranks hold") 
                        doctest::Contains("LabelEncoder.fit: expected at least one label, found 0"),
                        onelearn::invalid_argument);
   CHECK(codes.maxCoeff() == 2);
+}
+
+TEST_CASE("distributed text labels: LabelEncoder<std::string> and a LabeledClassifier") {
+  // Rows sorted by class: some ranks hold only some of the species, one may hold none.
+  const auto comm = world();
+  const auto iris = test::load_split<double, std::int64_t>("iris");
+  std::vector<index_t> order(static_cast<std::size_t>(iris.y_train.size()));
+  std::iota(order.begin(), order.end(), index_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](index_t a, index_t b) { return iris.y_train(a) < iris.y_train(b); });
+  const Matrix<double> X = iris.X_train(order, Eigen::all);
+  const Labels y = iris.y_train(order);
+  const char* const species[] = {"virginica", "setosa", "versicolor"};  // not in sorted order
+  auto names = [&](const Labels& codes) {
+    std::vector<std::string> out;
+    for (index_t i = 0; i < codes.size(); ++i) out.emplace_back(species[codes(i)]);
+    return out;
+  };
+  compose::LabeledClassifier<naive_bayes::GaussianNB<double>> local;
+  local.fit(X, names(y));
+  const auto X_splits = my_splits(X, comm);
+  const auto y_splits = my_splits(y, comm);
+  for (std::size_t s = 0; s < X_splits.size(); ++s) {
+    CAPTURE(s);
+    preprocessing::LabelEncoder<std::string, exec::mpi> encoder({}, comm);
+    encoder.fit(names(y_splits[s]));
+    CHECK(encoder.classes() == std::vector<std::string>{"setosa", "versicolor", "virginica"});
+    compose::LabeledClassifier<naive_bayes::GaussianNB<double, exec::mpi>> distributed({}, comm);
+    distributed.fit(X_splits[s], names(y_splits[s]));
+    CHECK(distributed.classes() == local.classes());
+    CHECK(distributed.predict(iris.X_test) == local.predict(iris.X_test));
+  }
 }
 
 TEST_CASE("bad input on one rank fails the distributed preprocessing fits on every rank") {
