@@ -9,8 +9,10 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -205,4 +207,46 @@ TEST_CASE("Wall time of a search falls with more ranks") {
   if (comm.rank() == 0) {
     MESSAGE("12 trials of 40 ms: one process ", one, " s, ", comm.size(), " ranks ", many, " s");
   }
+}
+
+TEST_CASE("A search with a journal resumes across ranks to the uninterrupted table") {
+  // Rank 0 reads and writes the journal; every rank replays the finished batches. Trial 6 runs
+  // on rank 0 with 2 or 3 ranks (trial i on group i mod ranks), right after rank 0 wrote the
+  // journal of trials 0-5: a copy taken there is the journal of a run killed at that point.
+  const auto comm = world();
+  const auto dir = std::filesystem::temp_directory_path() / "onelearn_mpi_tune_journal";
+  if (comm.rank() == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto journal = dir / "search.journal";
+  const tune::Space space{{"x", tune::uniform{-2.0, 2.0}}};
+  auto train = [&](const tune::Trial& t, tune::Reporter& reporter) -> double {
+    if (t.id() == 6) std::filesystem::copy_file(journal, dir / "after6.journal");
+    const double x = t.get<double>("x");
+    reporter.report(1, -x * x);
+    return -(x - 0.5) * (x - 0.5);
+  };
+  const tune::RunOptions options{.searcher = tune::Search::tpe, .n_trials = 12, .seed = 3,
+                                 .tpe = {.n_startup_trials = 3}, .batch_size = 2, .journal = journal};
+  const tune::Results straight = tune::run(train, space, options, comm);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) std::filesystem::rename(dir / "after6.journal", journal);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const tune::Results resumed = tune::run(train, space, options, comm);
+  CHECK(resumed.trials().size() == straight.trials().size());
+  for (std::size_t i = 0; i < std::min(resumed.trials().size(), straight.trials().size()); ++i) {
+    CAPTURE(i);
+    CHECK(resumed.trials()[i].params == straight.trials()[i].params);
+    CHECK(resumed.trials()[i].score == straight.trials()[i].score);
+    if (i < 6) CHECK(resumed.trials()[i].seconds == straight.trials()[i].seconds);
+  }
+  // Another search's journal: the same error on every rank.
+  tune::RunOptions other = options;
+  other.n_trials = 13;
+  CHECK_THROWS_WITH_AS((void)tune::run(train, space, other, comm),
+                       doctest::Contains("expected the journal of this search"), invalid_argument);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) std::filesystem::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 // are properties (bounds, determinism) that a wrong implementation breaks.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -524,4 +525,69 @@ TEST_CASE("A real use: log-uniform search of Ridge's alpha on diabetes") {
   CHECK(best_alpha >= 1e-4);
   CHECK(best_alpha < 1e2);
   CHECK(best_r2 >= default_r2);
+}
+
+TEST_CASE("A search with a journal resumes without running finished trials, to the same table") {
+  const auto dir = std::filesystem::temp_directory_path() / "onelearn_test_tune_journal";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // TPE with a scheduler: every proposal and every stop depends on the history, so a resumed
+  // search that replayed it wrongly would propose or stop other trials.
+  const tune::Space space{{"x", tune::uniform{-2.0, 2.0}}, {"y", tune::log_uniform{0.1, 10.0}}};
+  std::size_t calls = 0;
+  const auto journal = dir / "search.journal";
+  auto train = [&](const tune::Trial& t, tune::Reporter& reporter) -> double {
+    ++calls;
+    // An "interruption" after six trials: keep the journal as it was then.
+    if (t.id() == 6) std::filesystem::copy_file(journal, dir / "after6.journal");
+    if (t.id() == 3) throw std::runtime_error("trial 3 fails");
+    const double x = t.get<double>("x"), y = t.get<double>("y");
+    double score = 0;
+    for (int step = 1; step <= 4; ++step) {
+      score = -(x - 0.3) * (x - 0.3) - std::log(y) * std::log(y) * step / 4.0 + 0.01 * step;
+      reporter.report(step, score);
+    }
+    return score;
+  };
+  const tune::RunOptions options{.searcher = tune::Search::tpe,
+                                 .n_trials = 14,
+                                 .seed = 5,
+                                 .tpe = {.n_startup_trials = 4},
+                                 .scheduler = tune::MedianStoppingRule{.grace_period = 2, .min_samples_required = 3},
+                                 .journal = journal};
+  const tune::Results straight = tune::run(train, space, options);
+  CHECK(calls == 14);
+
+  std::filesystem::rename(dir / "after6.journal", journal);
+  calls = 0;
+  const tune::Results resumed = tune::run(train, space, options);
+  CHECK(calls == 8);  // trials 6..13 only
+  REQUIRE(resumed.trials().size() == straight.trials().size());
+  for (std::size_t i = 0; i < straight.trials().size(); ++i) {
+    const TrialResult& a = straight.trials()[i];
+    const TrialResult& b = resumed.trials()[i];
+    CAPTURE(i);
+    CHECK(a.params == b.params);
+    CHECK(a.status == b.status);
+    CHECK(a.message == b.message);
+    CHECK(a.reports.size() == b.reports.size());
+    CHECK((a.score == b.score || (std::isnan(a.score) && std::isnan(b.score))));
+    if (i < 6) CHECK(a.seconds == b.seconds);  // read back, not run again
+  }
+  const std::vector<Status> status = statuses(straight);
+  CHECK(std::count(status.begin(), status.end(), Status::stopped) > 0);  // the scheduler acted
+  CHECK(std::count(status.begin(), status.end(), Status::failed) == 1);
+
+  // A journal of another search, or a damaged one, is refused.
+  tune::RunOptions other = options;
+  other.seed = 6;
+  CHECK_THROWS_WITH_AS((void)tune::run(train, space, other),
+                       doctest::Contains("expected the journal of this search"), invalid_argument);
+  const std::string bytes = slurp(journal);
+  std::ofstream(journal, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 20);
+  CHECK_THROWS_AS((void)tune::run(train, space, options), io_error);
+  std::ofstream(journal, std::ios::binary | std::ios::trunc) << "not a journal";
+  CHECK_THROWS_WITH_AS((void)tune::run(train, space, options),
+                       doctest::Contains("expected a tune journal"), io_error);
+  std::filesystem::remove_all(dir);
 }

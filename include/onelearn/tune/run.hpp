@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief tune::run: a hyper-parameter search over one training function.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/run.hpp>
  * namespace tune = onelearn::tune;
@@ -68,13 +72,22 @@
  *   for the others), and one closing it with the best trial. Under a distributed policy the
  *   lines of a batch come when the batch ends (the ranks gather its rows then). Not compared
  *   across ranks.
+ * - `journal` (path, default none): a file where rank 0 records the rows of every finished
+ *   batch (all or nothing: a temporary file renamed into place; tune/detail/journal.hpp). When
+ *   it exists at the start, the search resumes: the journal's batches are proposed again (so
+ *   the searcher and scheduler move as they did) and their rows read back instead of run, and
+ *   the search ends with the table of a search never interrupted (the rows read back keep
+ *   their recorded seconds). A journal of another search (other options or space) or a
+ *   damaged one is an error on every rank. With onelearn-run, put it in the checkpoint
+ *   directory: `.journal = onelearn::run::checkpoint_dir() / "search.journal"`.
  *
  * \par Differences from Ray Tune
  * - Synchronous batches instead of asynchronous trial scheduling: slower when trial times vary
  *   a lot, but reproducible. Early stopping is signalled by an exception from
  *   Reporter::report, not by the function polling.
  *
- * Errors: `invalid_argument` for an invalid space (empty, a bad distribution), a continuous
+ * Errors: `io_error` for a journal that cannot be read or written; `invalid_argument` for a
+ * journal of another search, for an invalid space (empty, a bad distribution), a continuous
  * parameter in a grid search, n_trials = 0, bad scheduler or TPE settings, ranks_per_trial
  * outside [1, number of ranks]. Under a distributed policy these are raised on every rank. With
  * ranks_per_trial > 1 a training function that throws on some ranks of a group but not on the
@@ -92,6 +105,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -107,6 +121,7 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/exec/policy.hpp"
+#include "onelearn/tune/detail/journal.hpp"
 #include "onelearn/tune/results.hpp"
 #include "onelearn/tune/schedulers.hpp"
 #include "onelearn/tune/searchers.hpp"
@@ -125,6 +140,8 @@ struct RunOptions {
   std::size_t batch_size = 0;
   int ranks_per_trial = 1;
   int verbose = 0;  ///< >= 1: a progress line per trial (rank 0); not compared across ranks
+  /// A file recording every finished batch (rank 0 writes it); an existing one is resumed.
+  std::filesystem::path journal{};
 };
 
 namespace detail {
@@ -300,16 +317,36 @@ class TrialProgress {
 
 /// Runs `total` trials in batches (see run's Method) and returns every trial's row, each
 /// reported to `progress` when given.
+/// `done`: the rows of a journal, trials 0.. already run; their batches are proposed again
+/// (the searcher's state moves as it did) and their rows taken instead of running them.
+/// `on_batch` sees the history after every batch that ran.
 template <exec::ExecutionPolicy Exec>
 std::vector<TrialResult> execute(const TrainFunction& fn, std::size_t total, const Suggest& suggest,
                                  const Scheduler& scheduler, Mode mode, std::size_t batch_size,
                                  const Exec& world, const Group& group,
-                                 TrialProgress* progress = nullptr) {
+                                 TrialProgress* progress = nullptr,
+                                 std::vector<TrialResult> done = {},
+                                 const std::function<void(const std::vector<TrialResult>&)>& on_batch = {}) {
   const std::size_t batch = batch_size == 0 ? group.count : batch_size;
   std::vector<TrialResult> history;
   for (std::size_t next = 0; next < total;) {
     std::vector<Config> configs = suggest(next, std::min(batch, total - next), history);
     if (configs.empty()) break;
+    if (next < done.size()) {
+      // Replayed from the journal: the same batch with the same parameters, or another search.
+      for (std::size_t k = 0; k < configs.size(); ++k) {
+        if (next + k >= done.size() || done[next + k].params != configs[k].params) {
+          throw invalid_argument("tune::run (journal): expected trial " +
+                                 std::to_string(next + k) + " of this search in the journal, " +
+                                 "found " + (next + k >= done.size() ? "none (it ends inside a batch)"
+                                                                     : "other parameters"));
+        }
+        history.push_back(std::move(done[next + k]));
+        if (progress != nullptr) progress->row(history.back());
+      }
+      next += configs.size();
+      continue;
+    }
     std::vector<TrialResult> mine;
     for (std::size_t k = 0; k < configs.size(); ++k) {
       const std::size_t id = next + k;
@@ -331,6 +368,7 @@ std::vector<TrialResult> execute(const TrainFunction& fn, std::size_t total, con
     history.insert(history.end(), std::make_move_iterator(rows.begin()),
                    std::make_move_iterator(rows.end()));
     next += configs.size();
+    if (on_batch) on_batch(history);
   }
   return history;
 }
@@ -450,8 +488,21 @@ Results run_search(const TrainFunction& fn, const Space& space, const RunOptions
                                                            : "random") +
                         " search");
   }
+  std::vector<TrialResult> done;
+  std::function<void(const std::vector<TrialResult>&)> on_batch;
+  std::string description;  // the journal's: one "name=value" line per setting
+  if (!options.journal.empty()) {
+    const onelearn::detail::NamedValues described = describe_run(space, options);
+    for (const exec::NamedValue& v : described.values()) {
+      description += v.name + "=" + v.text + "\n";
+    }
+    done = read_journal(world, options.journal, description);
+    on_batch = [&](const std::vector<TrialResult>& history) {
+      write_journal(world, options.journal, description, history);
+    };
+  }
   Results results(execute(fn, total, suggest, options.scheduler, options.mode, options.batch_size,
-                          world, group, &progress),
+                          world, group, &progress, std::move(done), on_batch),
                   options.mode);
   progress.finish();
   return results;
