@@ -464,6 +464,10 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_tiny_mlp();
     } else if (workload == "cartpole_env" && !Exec::is_distributed) {
       onelearn_bench::bench_cartpole_env();
+    } else if (workload == "ppo_cartpole" && !Exec::is_distributed) {
+      onelearn_bench::bench_ppo_cartpole();
+    } else if (workload == "dqn_cartpole" && !Exec::is_distributed) {
+      onelearn_bench::bench_dqn_cartpole();
 #ifdef ONELEARN_BENCH_WITH_MPI
     } else if (workload == "allreduce" && Exec::is_distributed) {
       if constexpr (Exec::is_distributed) bench_allreduce(exec, policy);
@@ -499,7 +503,7 @@ int main(int argc, char** argv) {
                  "exec::ucx shared-memory round size (0: no shared memory)");
 #endif
   app.add_option("WORKLOAD", workloads,
-                 "kmeans logreg ridge pca scaler knn gnb tree forest gbdt allreduce mlp cnn tiny_mlp cartpole_env (others print "
+                 "kmeans logreg ridge pca scaler knn gnb tree forest gbdt allreduce mlp cnn tiny_mlp cartpole_env ppo_cartpole dqn_cartpole (others print "
                  "\"not implemented\")")
       ->required();
   CLI11_PARSE(app, argc, argv);

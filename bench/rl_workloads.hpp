@@ -1,5 +1,13 @@
 #pragma once
-// The reinforcement-learning workloads of bench/README.md that need no agent: cartpole_env,
+// The reinforcement-learning workloads of bench/README.md (../shared/BENCH.md):
+// - ppo_cartpole, dqn_cartpole: the agent (rl/agents/) with RL Zoo's CartPole-v1 settings and a
+//   fixed seed, trained until the mean return of 100 evaluation episodes (deterministic policy,
+//   evaluated every 4 iterations on 20 separate copies) reaches 475, or 1e5 (PPO) / 5e4 (DQN)
+//   steps. One JSON line each: "steps" (environment steps trained), "seconds" (wall time of
+//   learn, the evaluations included), "quality" (the mean return of 100 fresh evaluation
+//   episodes at the end). ppo_cartpole adds "steps_per_second": a whole uninterrupted 1e5-step
+//   run without evaluations (rollouts, updates, everything), the agent's throughput.
+// - cartpole_env,
 // the vectorised CartPole-v1 alone (rl::CartPoleVectorEnv<float>) with random actions on one
 // core. It prints one JSON line:
 //   {"workload": "cartpole_env", "impl": "onelearn", "policy": "local", "samples_per_second": ...,
@@ -19,6 +27,9 @@
 
 #include <onelearn/core/types.hpp>
 #include <onelearn/nn/detail/random.hpp>
+#include <onelearn/rl/agents/dqn.hpp>
+#include <onelearn/rl/agents/ppo.hpp>
+#include <onelearn/rl/callbacks.hpp>
 #include <onelearn/rl/envs/cartpole_vector.hpp>
 
 namespace onelearn_bench {
@@ -58,6 +69,50 @@ inline void bench_cartpole_env() {
       R"("copies": %ld, "episodes": %lld})"
       "\n",
       best, static_cast<long>(copies), static_cast<long long>(best_episodes));
+}
+
+/// Trains `agent` until 100 evaluation episodes average 475 or `budget` steps; prints the line.
+template <class Agent>
+void bench_agent_until_solved(const char* workload, Agent& agent, std::int64_t budget, const char* extra) {
+  using Clock = std::chrono::steady_clock;
+  onelearn::rl::CartPoleVectorEnv<float> eval_env(20);
+  onelearn::rl::EvaluateAndStop stop(eval_env, {.episodes = 100, .threshold = 475, .every = 4});
+  const auto start = Clock::now();
+  agent.learn(budget, stop);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  onelearn::rl::CartPoleVectorEnv<float> final_env(20);
+  const double quality = agent.evaluate(final_env, 100, 424242);
+  std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "local", "steps": %lld, "seconds": %.4f, )"
+              R"("quality": %.2f%s})" "\n",
+              workload, static_cast<long long>(agent.steps_done()), seconds, quality, extra);
+}
+
+inline onelearn::rl::PPOParams zoo_ppo_cartpole() {
+  return {.n_steps = 32, .batch_size = 256, .n_epochs = 20, .learning_rate = 1e-3,
+          .learning_rate_schedule = "linear", .gamma = 0.98, .gae_lambda = 0.8,
+          .clip_range_schedule = "linear", .seed = 1};
+}
+
+inline void bench_ppo_cartpole() {
+  namespace rl = onelearn::rl;
+  // Throughput of the whole Zoo run (1e5 steps, no evaluation).
+  rl::PPO full(rl::CartPoleVectorEnv<float>(8), zoo_ppo_cartpole());
+  const auto start = std::chrono::steady_clock::now();
+  full.learn(100'000);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  char extra[96];
+  std::snprintf(extra, sizeof extra, R"(, "steps_per_second": %.1f)", static_cast<double>(full.steps_done()) / seconds);
+  rl::PPO agent(rl::CartPoleVectorEnv<float>(8), zoo_ppo_cartpole());
+  bench_agent_until_solved("ppo_cartpole", agent, 100'000, extra);
+}
+
+inline void bench_dqn_cartpole() {
+  namespace rl = onelearn::rl;
+  rl::DQN agent(rl::CartPoleVectorEnv<float>(1),
+                {.buffer_size = 100'000, .learning_starts = 1000, .batch_size = 64, .learning_rate = 2.3e-3,
+                 .train_freq = 256, .gradient_steps = 128, .target_update_interval = 10,
+                 .exploration_fraction = 0.16, .exploration_final_eps = 0.04, .hidden_units = 256, .seed = 1});
+  bench_agent_until_solved("dqn_cartpole", agent, 50'000, "");
 }
 
 }  // namespace onelearn_bench

@@ -30,6 +30,11 @@
 #include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
 #include "onelearn/exec/mpi.hpp"
+#include "onelearn/rl/agents/a2c.hpp"
+#include "onelearn/rl/agents/dqn.hpp"
+#include "onelearn/rl/agents/ppo.hpp"
+#include "onelearn/rl/agents/reinforce.hpp"
+#include "onelearn/rl/envs/cartpole_vector.hpp"
 #include "onelearn/linear_model/elastic_net.hpp"
 #include "onelearn/linear_model/lasso.hpp"
 #include "onelearn/linear_model/linear_regression.hpp"
@@ -173,12 +178,31 @@ void fit_unsupervised(E& e, const Data& d) { e.fit(d.X); }
 
 using Mpi = exec::mpi;
 
+/// An RL agent in the table's shape (E(params, comm), then a "fit"): the agent is made inside
+/// the fit, where its constructor compares the parameters, on two copies of CartPole per rank.
+template <template <class, class> class Agent>
+struct AgentFit {
+  using Params = typename Agent<rl::CartPoleVectorEnv<double>, Mpi>::Params;
+  AgentFit(const Params& p, const Mpi& c) : params(p), comm(c) {}
+  Params params;
+  Mpi comm;
+};
+template <template <class, class> class Agent>
+void fit_agent(AgentFit<Agent>& f, const Data&) {
+  Agent<rl::CartPoleVectorEnv<double>, Mpi> agent(
+      rl::CartPoleVectorEnv<double>(2, {}, 2 * f.comm.rank()), f.params, f.comm);
+}
+
 /// name -> the check of every parameter of that estimator. Each returns the parameters that
 /// could not be varied by name.
 std::map<std::string, std::function<std::vector<std::string>()>> agreement_table() {
   using namespace linear_model;
   using namespace preprocessing;
   return {
+      {"PPO", [] { return check_every_parameter<AgentFit<rl::PPO>>("PPO", {.n_steps = 8, .batch_size = 16, .hidden_units = 4}, fit_agent<rl::PPO>); }},
+      {"A2C", [] { return check_every_parameter<AgentFit<rl::A2C>>("A2C", {.n_steps = 4, .hidden_units = 4}, fit_agent<rl::A2C>); }},
+      {"REINFORCE", [] { return check_every_parameter<AgentFit<rl::REINFORCE>>("REINFORCE", {.hidden_units = 4}, fit_agent<rl::REINFORCE>); }},
+      {"DQN", [] { return check_every_parameter<AgentFit<rl::DQN>>("DQN", {.buffer_size = 64, .batch_size = 16, .hidden_units = 4}, fit_agent<rl::DQN>); }},
       {"LinearRegression", [] { return check_every_parameter<LinearRegression<double, Mpi>>("LinearRegression", {}, fit_regressor<LinearRegression<double, Mpi>>); }},
       {"Ridge", [] { return check_every_parameter<Ridge<double, Mpi>>("Ridge", {}, fit_regressor<Ridge<double, Mpi>>); }},
       {"Lasso", [] { return check_every_parameter<Lasso<double, Mpi>>("Lasso", {.alpha = 0.1}, fit_regressor<Lasso<double, Mpi>>); }},

@@ -35,6 +35,7 @@
 /// than 0 or 1 (no copy steps then); reset_required_error for step() before reset();
 /// onelearn::invalid_argument for n < 1, first_copy < 0 or max_episode_steps < 1.
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -135,6 +136,46 @@ class CartPoleVectorEnv {
     }
     result_.rewards.setOnes();
     return result_;
+  }
+
+ /// The whole state (every copy's physical state, step count and reset stream), as 64-bit
+  /// words: what an agent's checkpoint saves so that a resumed run steps the same episodes.
+  [[nodiscard]] std::vector<std::uint64_t> save_state() const {
+    std::vector<std::uint64_t> out;
+    out.reserve(x_.size() * 6 + 1);
+    out.push_back(ready_ ? 1U : 0U);
+    for (std::size_t i = 0; i < x_.size(); ++i) {
+      for (const double v : {x_[i], x_dot_[i], theta_[i], theta_dot_[i]}) out.push_back(std::bit_cast<std::uint64_t>(v));
+      out.push_back(static_cast<std::uint64_t>(steps_[i]));
+      out.push_back(std::bit_cast<std::uint64_t>(rngs_[i]));
+    }
+    return out;
+  }
+
+  /// Restores a save_state() of an environment with as many copies (the observations become
+  /// the restored states'). Errors: onelearn::invalid_argument for another length.
+  void load_state(const std::vector<std::uint64_t>& state) {
+    if (state.size() != x_.size() * 6 + 1) {
+      throw onelearn::invalid_argument("CartPoleVectorEnv.load_state: expected " + std::to_string(x_.size() * 6 + 1) +
+                                       " words (" + std::to_string(x_.size()) + " copies), found " +
+                                       std::to_string(state.size()));
+    }
+    ready_ = state[0] != 0;
+    T* obs = result_.observations.data();
+    for (std::size_t i = 0; i < x_.size(); ++i) {
+      const std::uint64_t* w = state.data() + 1 + 6 * i;
+      x_[i] = std::bit_cast<double>(w[0]);
+      x_dot_[i] = std::bit_cast<double>(w[1]);
+      theta_[i] = std::bit_cast<double>(w[2]);
+      theta_dot_[i] = std::bit_cast<double>(w[3]);
+      steps_[i] = static_cast<std::int64_t>(w[4]);
+      rngs_[i] = std::bit_cast<detail::SplitMix>(w[5]);
+      T* row = obs + 4 * i;
+      row[0] = static_cast<T>(x_[i]);
+      row[1] = static_cast<T>(x_dot_[i]);
+      row[2] = static_cast<T>(theta_[i]);
+      row[3] = static_cast<T>(theta_dot_[i]);
+    }
   }
 
  private:

@@ -1,0 +1,117 @@
+// rl::PPO and rl::A2C under exec::mpi, on 2 and 3 ranks: each rank steps its own copies of
+// CartPole-v1 (global copies [offset, offset + n), seeded through first_copy), minibatches are
+// cut from the global rollout and gradients summed over the ranks. The reference is one process
+// (exec::local) stepping all 6 copies with the same parameters, computed on every rank: the
+// weights and the logged History must agree to the rounding of the gradient sums (double).
+// Minibatches of 20 rows out of 6 x 10 = 60 spread unevenly over the ranks.
+//
+// Checks here use CHECK, never REQUIRE: a REQUIRE that stops one rank's test case early would
+// leave the other ranks waiting in a collective.
+#include <doctest/doctest.h>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "onelearn/exec/mpi.hpp"
+#include "onelearn/rl/agents/a2c.hpp"
+#include "onelearn/rl/agents/ppo.hpp"
+#include "onelearn/rl/envs/cartpole_vector.hpp"
+
+namespace {
+
+namespace rl = onelearn::rl;
+using onelearn::index_t;
+
+constexpr index_t global_copies = 6;
+
+/// This rank's share of the copies (uneven for 4 or 5 ranks) and its first global copy.
+std::pair<index_t, index_t> my_copies(const onelearn::exec::mpi& world) {
+  const index_t r = world.rank(), p = world.size();
+  const index_t n = global_copies / p + (r < global_copies % p ? 1 : 0);
+  index_t first = 0;
+  for (index_t q = 0; q < r; ++q) first += global_copies / p + (q < global_copies % p ? 1 : 0);
+  return {n, first};
+}
+
+template <class A, class B>
+double weight_error(A& a, B& b) {
+  const auto wa = a.get_weights();
+  const auto wb = b.get_weights();
+  double worst = wa.size() == wb.size() ? 0.0 : 1e300;
+  for (std::size_t i = 0; i < std::min(wa.size(), wb.size()); ++i) {
+    for (std::size_t k = 0; k < std::min(wa[i].size(), wb[i].size()); ++k) {
+      worst = std::max(worst, std::abs(wa[i][k] - wb[i][k]));
+    }
+  }
+  return worst;
+}
+
+double history_error(const onelearn::nn::History& a, const onelearn::nn::History& b) {
+  if (a.epoch != b.epoch || a.history.size() != b.history.size()) return 1e300;
+  double worst = 0;
+  for (const auto& [key, values] : a.history) {
+    const auto it = b.history.find(key);
+    if (it == b.history.end() || it->second.size() != values.size()) return 1e300;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      worst = std::max(worst, std::abs(values[i] - it->second[i]) / std::max(1.0, std::abs(values[i])));
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("distributed PPO equals one process stepping every copy") {
+  const onelearn::exec::mpi world(MPI_COMM_WORLD);
+  const auto [n, first] = my_copies(world);
+  const rl::PPOParams p{.n_steps = 10, .batch_size = 20, .n_epochs = 3, .learning_rate = 3e-3,
+                        .learning_rate_schedule = "linear", .gamma = 0.98, .gae_lambda = 0.8,
+                        .ent_coef = 0.01, .hidden_units = 16, .seed = 21};
+  const std::int64_t total = global_copies * 10 * 8;  // 8 iterations
+
+  rl::PPO<rl::CartPoleVectorEnv<double>, onelearn::exec::mpi> distributed(
+      rl::CartPoleVectorEnv<double>(n, {}, first), p, world);
+  distributed.learn(total);
+  rl::PPO reference(rl::CartPoleVectorEnv<double>(global_copies), p);
+  reference.learn(total);
+
+  const double w = weight_error(distributed, reference);
+  const double h = history_error(distributed.history(), reference.history());
+  INFO("rank " << world.rank() << " of " << world.size() << ": weights differ by " << w << ", logs by " << h);
+  CHECK(distributed.steps_done() == reference.steps_done());
+  CHECK(w < 1e-10);
+  CHECK(h < 1e-10);
+  CHECK(distributed.episodes_finished() == reference.episodes_finished());
+}
+
+TEST_CASE("distributed A2C equals one process; bad parameters fail on every rank") {
+  const onelearn::exec::mpi world(MPI_COMM_WORLD);
+  const auto [n, first] = my_copies(world);
+  const rl::A2CParams p{.n_steps = 5, .learning_rate = 7e-4, .hidden_units = 16, .seed = 5};
+  rl::A2C<rl::CartPoleVectorEnv<double>, onelearn::exec::mpi> distributed(
+      rl::CartPoleVectorEnv<double>(n, {}, first), p, world);
+  distributed.learn(global_copies * 5 * 20);
+  rl::A2C reference(rl::CartPoleVectorEnv<double>(global_copies), p);
+  reference.learn(global_copies * 5 * 20);
+  CHECK(weight_error(distributed, reference) < 1e-10);
+
+  // Another gamma on one rank: a disagreement, named on every rank; out of range on every
+  // rank: the range error, on every rank.
+  for (const bool everywhere : {false, true}) {
+    rl::A2CParams bad = p;
+    if (everywhere || world.rank() == 1) bad.gamma = 1.5;
+    std::string message;
+    try {
+      rl::A2C<rl::CartPoleVectorEnv<double>, onelearn::exec::mpi> a(rl::CartPoleVectorEnv<double>(n, {}, first), bad, world);
+    } catch (const onelearn::invalid_argument& e) {
+      message = e.what();
+    }
+    CAPTURE(message);
+    CHECK(message.find(everywhere ? "gamma must be in [0, 1]; got 1.5" : "A2C.A2C: ranks disagree on gamma") !=
+          std::string::npos);
+  }
+}
