@@ -1,20 +1,48 @@
-// onelearn-onnx: look into, run and conformance-check ONNX models with onelearn's executor.
-//
-//   onelearn-onnx info MODEL                    inputs, outputs (shapes), opsets, operator counts
-//   onelearn-onnx run MODEL IN.npy... -o DIR    runs the model; each output as DIR/<name>.npy
-//   onelearn-onnx check DIR...                  runs ONNX backend test folders
-//   onelearn-onnx --help | --version
-//
-// check: a DIR holding model.onnx is one test folder (model.onnx + test_data_set_*/input_*.pb and
-// output_*.pb); any other DIR stands for the test folders directly inside it. One line per
-// folder: "passed", "failed (max abs err X, max rel err Y)" (or the error), or "skipped (unsupported
-// op Foo)" / "skipped (data type bar)"; then "N passed, M failed, K skipped". Outputs must match
-// as ONNX's backend tests require: |actual - expected| <= atol + rtol * |expected| with
-// rtol 1e-3, atol 1e-7, equal shapes and element types. Exit status 1 if anything failed.
+/**
+ * \page tool-onelearn-onnx onelearn-onnx
+ *
+ * \code{.sh}
+ * onelearn-onnx info model.onnx                      # inputs, outputs, opsets, operators
+ * onelearn-onnx run model.onnx X.npy -o out/         # out/<output name>.npy
+ * onelearn-onnx check /usr/share/onnx/testdata/node  # ONNX's backend tests, with a summary
+ * onelearn-onnx ops --markdown                       # the operators the executor runs
+ * \endcode
+ *
+ * onelearn-onnx: look into, run and conformance-check ONNX models with onelearn's executor.
+ *
+ * \code{.unparsed}
+ *   onelearn-onnx info MODEL                    inputs, outputs (shapes), opsets, operator counts
+ *   onelearn-onnx run MODEL IN.npy... -o DIR    runs the model; each output as DIR/<name>.npy
+ *   onelearn-onnx check DIR...                  runs ONNX backend test folders
+ *   onelearn-onnx ops [--markdown]              the supported operators (docs/onnx-operators.md)
+ *   onelearn-onnx --help | --version
+ * \endcode
+ *
+ * check: a DIR holding model.onnx is one test folder (model.onnx + test_data_set_*/input_*.pb and
+ * output_*.pb); any other DIR stands for the test folders directly inside it. Each folder is, in
+ * this order:
+ * \code{.unparsed}
+ *   invalid   the ONNX checker (onnx::checker::check_model) rejects its model: not counted;
+ *   excluded  it needs what the executor leaves out on purpose (see exclusion_reason: training
+ *             operators, sequence/optional/map values, strings, float16/bfloat16, the other
+ *             integer widths, random operators): not counted, listed with the reason;
+ *   passed / failed / skipped (an operator or type the executor lacks): counted.
+ * \endcode
+ * Outputs must match as ONNX's backend tests require: |actual - expected| <= atol + rtol *
+ * |expected| with rtol 1e-3, atol 1e-7, equal shapes and element types. The last lines are a
+ * table per operator (a test counts for every operator its model uses), the exclusions by reason
+ * and the summary line
+ * \code{.unparsed}
+ *   "N passed, M failed, K skipped, E excluded, I invalid; coverage P% (passed / counted)".
+ * \endcode
+ * Exit status 1 if anything failed.
+ */
 
 #include <CLI/CLI.hpp>
+#include <onnx/checker.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -22,8 +50,11 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "onelearn/core/version.hpp"
@@ -43,6 +74,21 @@ constexpr double rtol = 1e-3;
 constexpr double atol = 1e-7;
 
 // --- .npy of any rank ------------------------------------------------------------------------
+
+/// numpy's dtype string of each element type.
+std::string npy_descr(ox::DataType t) {
+  return ox::dispatch(t, [](auto tag) -> std::string {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, ox::boolean>) {
+      return "|b1";
+    } else if constexpr (sizeof(T) == 1) {
+      return std::is_signed_v<T> ? "|i1" : "|u1";
+    } else {
+      return std::string("<") + (std::is_floating_point_v<T> ? "f" : "i") +
+             std::to_string(sizeof(T));
+    }
+  });
+}
 
 ox::Tensor read_npy(const fs::path& path) {
   namespace d = onelearn::io;
@@ -81,22 +127,28 @@ ox::Tensor read_npy(const fs::path& path) {
     }
     return ox::Tensor(shape, std::move(c_order));
   };
-  if (header.descr_is_string && descr == "<f4") return finish(read(float{}));
-  if (header.descr_is_string && descr == "<f8") return finish(read(double{}));
-  if (header.descr_is_string && descr == "<i8") return finish(read(std::int64_t{}));
-  if (header.descr_is_string && descr == "<i4") {
-    const auto raw = read(std::int32_t{});
-    return finish(std::vector<std::int64_t>(raw.begin(), raw.end()));
+  if (header.descr_is_string) {
+    for (std::size_t i = 0; i < ox::data_type_count; ++i) {
+      const auto type = static_cast<ox::DataType>(i);
+      if (descr != npy_descr(type)) continue;
+      return ox::dispatch(type, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        return finish(read(T{}));
+      });
+    }
   }
-  throw onelearn::io_error(in.where() + ": unsupported dtype '" + onelearn::io::detail::escape_bytes(descr) +
-                           "' (supported: <f4, <f8, <i8, <i4)");
+  std::string supported;
+  for (std::size_t i = 0; i < ox::data_type_count; ++i) {
+    supported += std::string(i > 0 ? ", " : "") + npy_descr(static_cast<ox::DataType>(i));
+  }
+  throw onelearn::io_error(in.where() + ": unsupported dtype '" +
+                           onelearn::io::detail::escape_bytes(descr) + "' (supported: " +
+                           supported + ")");
 }
 
 void write_npy(const fs::path& path, const ox::Tensor& t) {
   namespace d = onelearn::io;
-  const char* descr = t.dtype() == ox::DataType::float32   ? "<f4"
-                      : t.dtype() == ox::DataType::float64 ? "<f8"
-                                                           : "<i8";
+  const std::string descr = npy_descr(t.dtype());
   std::vector<std::uint64_t> shape(t.shape().begin(), t.shape().end());
   d::write_file_atomically(path, [&](d::FileSink& out) {
     out.write(d::npy_preamble(descr, shape));
@@ -192,7 +244,7 @@ int run(const fs::path& model, const std::vector<fs::path>& inputs, const fs::pa
 
 // --- check -----------------------------------------------------------------------------------
 
-enum class Outcome { passed, failed, skipped };
+enum class Outcome { passed, failed, skipped, excluded, invalid };
 
 struct Result {
   Outcome outcome;
@@ -234,16 +286,87 @@ std::string compare(const ox::Tensor& actual, const ox::Tensor& expected) {
   return "max abs err " + number(max_abs) + ", max rel err " + number(max_rel);
 }
 
+// The exclusion categories, as check reports them and docs/onnx-operators.md lists them.
+const char* const excl_training = "training operator (ai.onnx.preview.training)";
+const char* const excl_random = "random operator";
+const char* const excl_sequence = "sequence/optional/map values (tensors only)";
+const char* const excl_string = "strings (no string tensors)";
+const char* const excl_half = "float16/bfloat16 (no half-precision element types)";
+const char* const excl_widths =
+    "int16/uint16/uint32/uint64 (element types outside the executor's set)";
+const char* const excl_complex = "complex element types";
+
 Result skipped(const ox::unsupported_error& e) {
   switch (e.kind()) {
     case ox::unsupported_kind::op: return {Outcome::skipped, "unsupported op " + e.detail()};
     case ox::unsupported_kind::data_type: return {Outcome::skipped, "data type " + e.detail()};
     case ox::unsupported_kind::opset: return {Outcome::skipped, "opset " + e.detail()};
+    case ox::unsupported_kind::random: return {Outcome::excluded, excl_random};
     case ox::unsupported_kind::attribute: break;
   }
   // An attribute value of a supported operator that is not implemented is a gap, not a reason
   // to skip: it counts as a failure.
   return {Outcome::failed, e.what()};
+}
+
+// --- what check leaves out on purpose ---------------------------------------------------------
+
+/// Operators that draw random numbers: their outputs cannot be compared with fixed data.
+const std::set<std::string>& random_ops() {
+  static const std::set<std::string> ops = {"Bernoulli", "Multinomial", "RandomNormal",
+                                            "RandomNormalLike", "RandomUniform",
+                                            "RandomUniformLike"};
+  return ops;
+}
+
+/// Why the executor leaves a model out on purpose ("" when it does not): the categories the
+/// summary reports as excluded, each with its reason.
+std::string exclusion_reason(const ::onnx::ModelProto& model) {
+  std::string type_reason;
+  const auto elem = [&](std::int32_t t) {
+    using TP = ::onnx::TensorProto;
+    if (t == TP::STRING) return std::string(excl_string);
+    if (t == TP::FLOAT16 || t == TP::BFLOAT16) return std::string(excl_half);
+    if (t == TP::INT16 || t == TP::UINT16 || t == TP::UINT32 || t == TP::UINT64) {
+      return std::string(excl_widths);
+    }
+    if (t == TP::COMPLEX64 || t == TP::COMPLEX128) return std::string(excl_complex);
+    return std::string();
+  };
+  const auto value_reason = [&](const ::onnx::TypeProto& type) -> std::string {
+    if (type.has_sequence_type() || type.has_optional_type() || type.has_map_type()) {
+      return excl_sequence;
+    }
+    if (type.has_tensor_type()) return elem(type.tensor_type().elem_type());
+    return "";
+  };
+  const auto& g = model.graph();
+  for (const auto& node : g.node()) {
+    if (node.domain() == "ai.onnx.preview.training") return excl_training;
+    if (random_ops().count(node.op_type()) != 0) return excl_random;
+    const std::string& op = node.op_type();
+    if (op.rfind("Sequence", 0) == 0 || op.rfind("Optional", 0) == 0 ||
+        op == "SplitToSequence" || op == "ConcatFromSequence") {
+      return excl_sequence;
+    }
+    for (const auto& a : node.attribute()) {
+      if (a.has_t()) {
+        const std::string r = elem(a.t().data_type());
+        if (!r.empty()) return r;
+      }
+      if (a.name() == "to" && a.type() == ::onnx::AttributeProto::INT) {
+        const std::string r = elem(static_cast<std::int32_t>(a.i()));
+        if (!r.empty()) return r;
+      }
+    }
+  }
+  for (const auto& v : g.input())
+    if (const std::string r = value_reason(v.type()); !r.empty()) return r;
+  for (const auto& v : g.output())
+    if (const std::string r = value_reason(v.type()); !r.empty()) return r;
+  for (const auto& t : g.initializer())
+    if (const std::string r = elem(t.data_type()); !r.empty()) return r;
+  return "";
 }
 
 std::vector<ox::Tensor> read_numbered(const fs::path& dir, const std::string& prefix) {
@@ -256,10 +379,30 @@ std::vector<ox::Tensor> read_numbered(const fs::path& dir, const std::string& pr
   return out;
 }
 
-Result check_folder(const fs::path& dir) {
+Result check_folder(const fs::path& dir, std::set<std::string>& ops_used) {
+  ::onnx::ModelProto model;
+  try {
+    model = ox::read_model_proto(dir / "model.onnx");
+  } catch (const std::exception& e) {
+    return {Outcome::failed, e.what()};
+  }
+  for (const auto& node : model.graph().node()) {
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    ops_used.insert(default_domain ? node.op_type() : node.domain() + ":" + node.op_type());
+  }
+  try {
+    ::onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (const auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    return {Outcome::invalid, "ONNX checker: " + what};
+  }
+  if (const std::string why = exclusion_reason(model); !why.empty()) {
+    return {Outcome::excluded, why};
+  }
   std::optional<ox::Graph> graph;
   try {
-    graph.emplace(ox::read_model_proto(dir / "model.onnx"), (dir / "model.onnx").string());
+    graph.emplace(std::move(model), (dir / "model.onnx").string());
   } catch (const ox::unsupported_error& e) {
     return skipped(e);
   } catch (const std::exception& e) {
@@ -298,6 +441,17 @@ Result check_folder(const fs::path& dir) {
   return {Outcome::passed, ""};
 }
 
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::passed: return "passed";
+    case Outcome::failed: return "failed";
+    case Outcome::skipped: return "skipped";
+    case Outcome::excluded: return "excluded";
+    case Outcome::invalid: return "invalid";
+  }
+  return "?";
+}
+
 int check(const std::vector<fs::path>& dirs) {
   std::vector<fs::path> folders;
   for (const fs::path& d : dirs) {
@@ -318,20 +472,107 @@ int check(const std::vector<fs::path>& dirs) {
     std::sort(inside.begin(), inside.end());
     folders.insert(folders.end(), inside.begin(), inside.end());
   }
-  int counts[3] = {0, 0, 0};
+  constexpr int n_outcomes = 5;
+  int counts[n_outcomes] = {};
+  std::map<std::string, std::array<int, n_outcomes>> per_op;
+  std::map<std::string, int> exclusions;
   for (const fs::path& f : folders) {
-    const Result r = check_folder(f);
-    ++counts[static_cast<int>(r.outcome)];
+    std::set<std::string> ops;
+    const Result r = check_folder(f, ops);
+    const auto o = static_cast<std::size_t>(r.outcome);
+    ++counts[o];
+    for (const std::string& op : ops) ++per_op[op][o];
+    if (r.outcome == Outcome::excluded) ++exclusions[r.detail];
     const std::string name = f.parent_path().filename().string() + "/" + f.filename().string();
-    std::cout << name << ": "
-              << (r.outcome == Outcome::passed   ? "passed"
-                  : r.outcome == Outcome::failed ? "failed (" + r.detail + ")"
-                                                 : "skipped (" + r.detail + ")")
-              << "\n";
+    std::cout << name << ": " << outcome_name(r.outcome)
+              << (r.detail.empty() ? std::string() : " (" + r.detail + ")") << "\n";
   }
-  std::cout << counts[0] << " passed, " << counts[1] << " failed, " << counts[2] << " skipped"
+  std::cout << "\nper operator (a test counts for every operator in its model):\n";
+  std::cout << "  operator                           passed  failed skipped excluded invalid\n";
+  for (const auto& [op, c] : per_op) {
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-32s %7d %7d %7d %8d %7d\n", op.c_str(), c[0], c[1], c[2],
+                  c[3], c[4]);
+    std::cout << line;
+  }
+  if (!exclusions.empty()) {
+    std::cout << "\nexcluded (not counted), by reason:\n";
+    for (const auto& [why, n] : exclusions) std::cout << "  " << n << "  " << why << "\n";
+  }
+  const int counted = counts[0] + counts[1] + counts[2];
+  const double coverage = counted == 0 ? 100.0 : 100.0 * counts[0] / counted;
+  std::ostringstream pct;
+  pct.setf(std::ios::fixed);
+  pct.precision(1);
+  pct << coverage;
+  std::cout << "\n" << counts[0] << " passed, " << counts[1] << " failed, " << counts[2]
+            << " skipped, " << counts[3] << " excluded, " << counts[4]
+            << " invalid; coverage " << pct.str() << "% (passed / counted; counted = passed + "
+            << "failed + skipped: models the ONNX checker accepts, less the exclusions)"
             << std::endl;
   return counts[1] > 0 ? 1 : 0;
+}
+
+// --- ops ---------------------------------------------------------------------------------------
+
+/// The operator table, from the executor's registry (ops/registry.hpp).
+int list_ops(bool markdown) {
+  // Sorted: the default domain first, then by name.
+  std::vector<ox::OperatorInfo> table = ox::operators();
+  std::sort(table.begin(), table.end(), [](const ox::OperatorInfo& a, const ox::OperatorInfo& b) {
+    const bool ma = a.name.find(':') != std::string_view::npos;
+    const bool mb = b.name.find(':') != std::string_view::npos;
+    return ma != mb ? mb : a.name < b.name;
+  });
+  if (!markdown) {
+    for (const ox::OperatorInfo& op : table) {
+      std::cout << op.name << "  opsets " << op.since << "-"
+                << (op.name.find(':') == std::string_view::npos ? ox::max_onnx_opset
+                                                                 : ox::max_onnx_ml_opset)
+                << "  types " << (op.types.empty() ? "any" : op.types.names())
+                << (op.notes.empty() ? "" : "  (" + std::string(op.notes) + ")") << "\n";
+    }
+    return 0;
+  }
+  std::cout << "# ONNX operators supported by onelearn's executor\n\n"
+            << "<!-- Generated by `onelearn-onnx ops --markdown` from "
+               "include/onelearn/onnx/ops/registry.hpp; do not edit. The onnx_operators_doc "
+               "test fails when this file and the registry disagree. -->\n\n"
+            << "Element types: " << ox::types::all.names()
+            << ". \"Types\" are those of the operator's first input, which the executor checks "
+               "before the operator runs (any other type is an `unsupported_error` naming the "
+               "node); \"any\" means every element type. Opsets run from the one that "
+               "introduced the operator to the newest the executor supports ("
+            << ox::max_onnx_opset << " for ai.onnx, " << ox::max_onnx_ml_opset
+            << " for ai.onnx.ml).\n\n"
+            << "| Operator | Domain | Opsets | Types | Notes |\n"
+            << "|---|---|---|---|---|\n";
+  for (const ox::OperatorInfo& op : table) {
+    const auto colon = op.name.find(':');
+    const bool ml = colon != std::string_view::npos;
+    std::cout << "| " << (ml ? op.name.substr(colon + 1) : op.name) << " | "
+              << (ml ? op.name.substr(0, colon) : std::string_view("ai.onnx")) << " | "
+              << op.since << "-" << (ml ? ox::max_onnx_ml_opset : ox::max_onnx_opset) << " | "
+              << (op.types.empty() ? std::string("any") : op.types.names()) << " | " << op.notes
+              << " |\n";
+  }
+  std::cout << "\n" << table.size() << " operators.\n\n"
+            << "## Conformance: how `onelearn-onnx check` counts\n\n"
+            << "`onelearn-onnx check /usr/share/libonnx-testdata/data/node` runs ONNX's backend "
+               "node tests (ONNX 1.12: opsets up to 17). A test whose model the ONNX checker "
+               "(`onnx::checker::check_model`) rejects is *invalid* and not counted. A test that "
+               "needs what the executor leaves out on purpose is *excluded*, not counted, and "
+               "listed with its reason:\n\n";
+  for (const char* why : {excl_training, excl_random, excl_sequence, excl_string, excl_half,
+                          excl_widths, excl_complex}) {
+    std::cout << "- " << why << "\n";
+  }
+  std::cout << "\n(random: Bernoulli, Multinomial, RandomNormal(Like), RandomUniform(Like), and "
+               "Dropout in training mode with a ratio above 0.) Every other test counts: it "
+               "passes, fails, or is skipped for an operator or type the executor lacks. "
+               "Coverage is passed / counted; the onnx_conformance test asserts the counts and "
+               "that nothing fails. The tool prints the same numbers per operator.\n";
+  return 0;
 }
 
 }  // namespace
@@ -358,10 +599,16 @@ int main(int argc, char** argv) {
       "check", "runs ONNX backend test folders (a folder with model.onnx, or one holding such folders)");
   check_command->add_option("DIR", folders, "test folders")->required();
 
+  bool markdown = false;
+  auto* ops_command = app.add_subcommand(
+      "ops", "the supported operators, from the executor's registry (docs/onnx-operators.md)");
+  ops_command->add_flag("--markdown", markdown, "print the Markdown table of docs/onnx-operators.md");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (info_command->parsed()) return info(model);
     if (run_command->parsed()) return run(model, {inputs.begin(), inputs.end()}, out_dir);
+    if (ops_command->parsed()) return list_ops(markdown);
     return check({folders.begin(), folders.end()});
   } catch (const std::exception& e) {
     std::cerr << "onelearn-onnx: " << e.what() << "\n";

@@ -9,10 +9,11 @@
 #                     skl2onnx's layouts) become fitted estimators; unit_onnx/test_onnx_nn.cpp:
 #                     nn::Sequential exported (checked in onnxruntime), read back, and PyTorch's
 #                     exports imported as trainable Sequentials and fine-tuned
-#   onnx_conformance  onelearn-onnx check over every node/test_* folder (folders with an operator
-#                     or a data type outside the supported list are reported as skipped) and the
-#                     PyTorch-exported models of issue 6; any failure fails the test, and so does
-#                     a listed PyTorch model being skipped
+#   onnx_conformance  onelearn-onnx check over every node/test_* folder: asserts the summary line
+#                     (a minimum passed count, 0 failed, 0 invalid, coverage >= 91%; the counting
+#                     rule is in docs/onnx-operators.md)
+#   onnx_conformance_pytorch  every pytorch-converted/ and pytorch-operator/ model passes
+#   onnx_operators_doc  docs/onnx-operators.md equals `onelearn-onnx ops --markdown`
 #
 # Include after tools/ has been added (the test runs the onelearn-onnx target).
 if(NOT TARGET onelearn::onnx)
@@ -35,25 +36,33 @@ if(NOT TARGET onelearn-onnx)
 endif()
 set(ONELEARN_ONNX_TESTDATA_DIR "/usr/share/libonnx-testdata/data"
     CACHE PATH "ONNX backend test data (Debian package libonnx-testdata)")
-set(onelearn_onnx_pytorch_patterns
-  test_Linear test_Linear_no_bias test_ReLU test_LeakyReLU* test_ELU test_SELU test_PReLU_*
-  test_Sigmoid test_Tanh test_Softmax test_LogSoftmax test_Softplus test_Softsign test_Conv2d*
-  test_MaxPool2d* test_AvgPool2d* test_BatchNorm2d*)
-set(onelearn_onnx_pytorch_folders)
-foreach(pattern IN LISTS onelearn_onnx_pytorch_patterns)
-  file(GLOB matched LIST_DIRECTORIES true
-       "${ONELEARN_ONNX_TESTDATA_DIR}/pytorch-converted/${pattern}")
-  list(APPEND onelearn_onnx_pytorch_folders ${matched})
-endforeach()
-
+# The bar (issue 17): every counted node test but the 74 that need operators the executor lacks
+# passes (764 of 838, 91.2%; 94 excluded with a reason: training, random, sequence/optional,
+# strings, float16/bfloat16, the other integer widths), nothing fails, and every model of
+# pytorch-converted/ and pytorch-operator/ passes. Raise the numbers as operators land.
 add_test(NAME onnx_conformance
-  COMMAND onelearn-onnx check "${ONELEARN_ONNX_TESTDATA_DIR}/node" ${onelearn_onnx_pytorch_folders})
+  COMMAND onelearn-onnx check "${ONELEARN_ONNX_TESTDATA_DIR}/node")
 set_tests_properties(onnx_conformance PROPERTIES
   LABELS onnx TIMEOUT 600
-  # The listed PyTorch models use only supported operators: a skip there is a regression.
-  FAIL_REGULAR_EXPRESSION "pytorch-converted/[^:\n]*: skipped")
-if(NOT IS_DIRECTORY "${ONELEARN_ONNX_TESTDATA_DIR}/node" OR NOT onelearn_onnx_pytorch_folders)
-  message(STATUS "onnx_conformance disabled: no ONNX backend test data in "
-                 "${ONELEARN_ONNX_TESTDATA_DIR} (apt-get install libonnx-testdata)")
-  set_tests_properties(onnx_conformance PROPERTIES DISABLED TRUE)
-endif()
+  PASS_REGULAR_EXPRESSION
+    "\n(76[4-9]|7[7-9][0-9]|8[0-9][0-9]|9[0-9][0-9]) passed, 0 failed, [0-9]+ skipped, [0-9]+ excluded, 0 invalid; coverage (9[1-9]|100)\\.")
+add_test(NAME onnx_conformance_pytorch
+  COMMAND onelearn-onnx check "${ONELEARN_ONNX_TESTDATA_DIR}/pytorch-converted"
+                              "${ONELEARN_ONNX_TESTDATA_DIR}/pytorch-operator")
+set_tests_properties(onnx_conformance_pytorch PROPERTIES
+  LABELS onnx TIMEOUT 600
+  PASS_REGULAR_EXPRESSION "\n(11[7-9]|1[2-9][0-9]|[2-9][0-9][0-9]) passed, 0 failed, 0 skipped, 0 excluded, 0 invalid;")
+foreach(dir node pytorch-converted pytorch-operator)
+  if(NOT IS_DIRECTORY "${ONELEARN_ONNX_TESTDATA_DIR}/${dir}")
+    message(STATUS "onnx_conformance disabled: no ${dir}/ in ${ONELEARN_ONNX_TESTDATA_DIR} "
+                   "(apt-get install libonnx-testdata)")
+    set_tests_properties(onnx_conformance onnx_conformance_pytorch PROPERTIES DISABLED TRUE)
+  endif()
+endforeach()
+
+# docs/onnx-operators.md is generated from the executor's registry (scripts/onnx-operators-doc.sh
+# rewrites it); this test fails when the two disagree.
+add_test(NAME onnx_operators_doc
+  COMMAND sh -c "\"$1\" ops --markdown | diff -u \"$2\" -" onnx_operators_doc
+          $<TARGET_FILE:onelearn-onnx> "${PROJECT_SOURCE_DIR}/docs/onnx-operators.md")
+set_tests_properties(onnx_operators_doc PROPERTIES LABELS "onnx;docs" TIMEOUT 60)

@@ -21,6 +21,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
@@ -49,27 +50,20 @@ bool make_input(const ox::ValueInfo& info, ox::Tensor& out) {
     n *= static_cast<std::size_t>(dim);
     if (n > max_input_elements) return false;
   }
-  switch (info.dtype) {
-    case ox::DataType::float32: {
-      std::vector<float> v(n);
-      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
-      out = ox::Tensor(std::move(shape), std::move(v));
-      return true;
+  // Small values every element type holds (bool: alternating), of the input's type.
+  ox::dispatch(info.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<T> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        v[i] = static_cast<T>(static_cast<double>(i % 7) * 0.25 - 0.5);
+      } else {
+        v[i] = static_cast<T>(i % 2 == 1);
+      }
     }
-    case ox::DataType::float64: {
-      std::vector<double> v(n);
-      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<double>(i % 7) * 0.25 - 0.5;
-      out = ox::Tensor(std::move(shape), std::move(v));
-      return true;
-    }
-    case ox::DataType::int64: {
-      std::vector<std::int64_t> v(n);
-      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(i % 3);
-      out = ox::Tensor(std::move(shape), std::move(v));
-      return true;
-    }
-  }
-  return false;
+    out = ox::Tensor(std::move(shape), std::move(v));
+  });
+  return true;
 }
 
 void try_model(std::string_view bytes) {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -395,12 +396,12 @@ TEST_CASE("Errors name the node, the operator and the problem") {
   }
   SUBCASE("unsupported data type and opset") {
     ModelBuilder b;
-    b.input("x", {2}, ::onnx::TensorProto::UINT8);
+    b.input("x", {2}, ::onnx::TensorProto::FLOAT16);
     b.node("Relu", {"x"}, {"y"});
-    b.output("y", ::onnx::TensorProto::UINT8);
+    b.output("y", ::onnx::TensorProto::FLOAT16);
     const std::string m = message_of<ox::unsupported_error>([&] { (void)b.graph(); });
     CHECK(contains(m, "graph input 'x'"));
-    CHECK(contains(m, "uint8"));
+    CHECK(contains(m, "float16"));
 
     ModelBuilder future(99);
     future.input("x", {2});
@@ -480,5 +481,191 @@ TEST_CASE("Errors name the node, the operator and the problem") {
     const std::string m = message_of<ox::format_error>([&] { (void)ox::tensor_from_proto(t, "initializer 'w'"); });
     CHECK(contains(m, "initializer 'w'"));
     CHECK(contains(m, "(2, 2)"));
+  }
+}
+
+TEST_CASE("Element types: int32, int8, uint8 and bool load, cast, compare and select") {
+  SUBCASE("Cast between every pair of types keeps the values that fit") {
+    const std::vector<int> codes = {::onnx::TensorProto::FLOAT, ::onnx::TensorProto::DOUBLE,
+                                    ::onnx::TensorProto::INT64, ::onnx::TensorProto::INT32,
+                                    ::onnx::TensorProto::INT8,  ::onnx::TensorProto::UINT8};
+    for (const int from : codes) {
+      for (const int to : codes) {
+        CAPTURE(from);
+        CAPTURE(to);
+        // x (float) -> from -> to
+        ModelBuilder c;
+        c.input("x", {3});
+        set_int(c.node("Cast", {"x"}, {"m"}), "to", from);
+        set_int(c.node("Cast", {"m"}, {"y"}), "to", to);
+        c.output("y", to);
+        const std::vector<Tensor> out = c.graph().run({f32({3}, {0.f, 7.9f, 100.f})});
+        CHECK(ox::onnx_elem_type(out[0].dtype()) == to);
+        const bool both_int = from != ::onnx::TensorProto::FLOAT && from != ::onnx::TensorProto::DOUBLE;
+        check_values(out[0], {3}, {0, both_int ? 7 : (to == ::onnx::TensorProto::FLOAT || to == ::onnx::TensorProto::DOUBLE ? 7.9 : 7), 100}, 1e-6);
+      }
+    }
+  }
+  SUBCASE("float to bool is x != 0; comparisons give bool; Where selects") {
+    ModelBuilder b;
+    b.input("x", {4});
+    b.input("y", {4});
+    set_int(b.node("Cast", {"x"}, {"nz"}), "to", ::onnx::TensorProto::BOOL);
+    b.node("Less", {"x", "y"}, {"lt"});
+    b.node("And", {"nz", "lt"}, {"both"});
+    b.node("Where", {"both", "x", "y"}, {"pick"}, "choose");
+    b.output("nz", ::onnx::TensorProto::BOOL);
+    b.output("pick");
+    const auto out = b.graph().run({f32({4}, {0, 1, 5, -2}), f32({4}, {1, 2, 3, 4})});
+    CHECK(out[0].dtype() == ox::DataType::boolean);
+    check_values(out[0], {4}, {0, 1, 1, 1});
+    check_values(out[1], {4}, {1, 1, 3, -2});
+  }
+  SUBCASE("int8 and uint8 arithmetic wraps around; bool and int32 tensors load from protos") {
+    ModelBuilder b;
+    b.input("a", {2}, ::onnx::TensorProto::UINT8);
+    b.input("c", {2}, ::onnx::TensorProto::INT32);
+    b.initializer("k", Tensor(Shape{2}, std::vector<std::uint8_t>{200, 1}));
+    b.initializer("flag", Tensor(Shape{2}, std::vector<ox::boolean>{true, false}));
+    b.node("Add", {"a", "k"}, {"sum"});
+    b.node("Not", {"flag"}, {"nf"});
+    b.node("Max", {"c", "c"}, {"m"});
+    b.output("sum", ::onnx::TensorProto::UINT8);
+    b.output("nf", ::onnx::TensorProto::BOOL);
+    b.output("m", ::onnx::TensorProto::INT32);
+    const auto out = b.graph().run({Tensor(Shape{2}, std::vector<std::uint8_t>{100, 2}),
+                                    Tensor(Shape{2}, std::vector<std::int32_t>{-3, 9})});
+    check_values(out[0], {2}, {44, 3});  // 300 mod 256
+    check_values(out[1], {2}, {0, 1});
+    CHECK(out[2].dtype() == ox::DataType::int32);
+    check_values(out[2], {2}, {-3, 9});
+  }
+}
+
+TEST_CASE("PyTorch's x.view(x.size(0), -1): Shape, Gather, Unsqueeze, Concat, Reshape") {
+  ModelBuilder b(13);
+  b.input("x", {-1, 2, 3});
+  b.initializer("zero", i64({}, {0}));
+  b.initializer("axes", i64({1}, {0}));
+  b.initializer("minus_one", i64({1}, {-1}));
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Gather", {"s", "zero"}, {"n"});
+  b.node("Unsqueeze", {"n", "axes"}, {"n1"});
+  set_int(b.node("Concat", {"n1", "minus_one"}, {"target"}), "axis", 0);
+  b.node("Reshape", {"x", "target"}, {"y"});
+  b.output("y");
+  std::vector<float> v(12);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const auto out = b.graph().run({f32({2, 2, 3}, v)});
+  check_values(out[0], {2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+}
+
+TEST_CASE("Data movement by hand: Slice, Tile, Expand, Transpose, Split, Pad") {
+  std::vector<float> v(6);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);  // [[0 1 2] [3 4 5]]
+  ModelBuilder b(13);
+  b.input("x", {2, 3});
+  b.initializer("starts", i64({1}, {-1}));
+  b.initializer("ends", i64({1}, {-100}));
+  b.initializer("axes", i64({1}, {1}));
+  b.initializer("steps", i64({1}, {-2}));
+  b.initializer("reps", i64({2}, {1, 2}));
+  b.initializer("shape", i64({3}, {2, 1, 1}));
+  b.initializer("pads", i64({4}, {0, 1, 0, 0}));
+  b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"sl"});
+  b.node("Tile", {"x", "reps"}, {"ti"});
+  b.node("Expand", {"x", "shape"}, {"ex"});
+  b.node("Transpose", {"x"}, {"tr"});
+  set_int(b.node("Split", {"x"}, {"s0", "s1", "s2"}), "axis", 1);
+  set_string(b.node("Pad", {"x", "pads"}, {"pd"}), "mode", "reflect");
+  for (const char* o : {"sl", "ti", "ex", "tr", "s2", "pd"}) b.output(o);
+  const auto out = b.graph().run({f32({2, 3}, v)});
+  check_values(out[0], {2, 2}, {2, 0, 5, 3});
+  check_values(out[1], {2, 6}, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+  check_values(out[2], {2, 2, 3}, {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5});
+  check_values(out[3], {3, 2}, {0, 3, 1, 4, 2, 5});
+  check_values(out[4], {2, 1}, {2, 5});
+  check_values(out[5], {2, 4}, {1, 0, 1, 2, 4, 3, 4, 5});
+}
+
+TEST_CASE("Bad input: wrong input counts, types and shapes are typed errors naming the node") {
+  SUBCASE("a wrong number of inputs") {
+    ModelBuilder b;
+    b.input("x", {2});
+    b.node("Add", {"x", "x", "x"}, {"y"}, "three");
+    b.output("y");
+    const std::string m = message_of<ox::graph_error>([&] { (void)b.graph().run({f32({2}, {1, 2})}); });
+    CHECK(contains(m, "node 'three' (Add)"));
+    CHECK(contains(m, "expects 2 inputs, found 3"));
+  }
+  SUBCASE("an element type the operator does not take") {
+    ModelBuilder b;
+    b.input("x", {2}, ::onnx::TensorProto::INT32);
+    b.node("Sin", {"x"}, {"y"}, "sine");
+    b.output("y", ::onnx::TensorProto::INT32);
+    try {
+      (void)b.graph().run({Tensor(Shape{2}, std::vector<std::int32_t>{1, 2})});
+      FAIL("expected unsupported_error");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::data_type);
+      CHECK(e.detail() == "int32");
+      CHECK(contains(e.what(), "node 'sine' (Sin)"));
+      CHECK(contains(e.what(), "float32, float64"));
+    }
+    ModelBuilder w;
+    w.input("c", {2});
+    w.node("Where", {"c", "c", "c"}, {"y"}, "w");
+    w.output("y");
+    CHECK_THROWS_AS((void)w.graph().run({f32({2}, {1, 2})}), ox::unsupported_error);
+  }
+  SUBCASE("shapes that cannot broadcast") {
+    ModelBuilder b;
+    b.input("c", {3}, ::onnx::TensorProto::BOOL);
+    b.input("x", {2});
+    b.node("Where", {"c", "x", "x"}, {"y"}, "sel");
+    b.output("y");
+    const std::string m = message_of<onelearn::shape_error>([&] {
+      (void)b.graph().run({Tensor(Shape{3}, std::vector<ox::boolean>(3)), f32({2}, {1, 2})});
+    });
+    CHECK(contains(m, "node 'sel' (Where)"));
+    CHECK(contains(m, "do not broadcast"));
+  }
+  SUBCASE("sizes are checked before anything is allocated") {
+    const auto huge = [](const char* op, std::initializer_list<std::string> inputs, const Tensor& second) {
+      ModelBuilder b;
+      b.input("x", {2});
+      b.initializer("s", second);
+      b.node(op, inputs, {"y"}, "big");
+      b.output("y");
+      return message_of<onelearn::shape_error>([&] { (void)b.graph().run({f32({2}, {1, 2})}); });
+    };
+    const Tensor enormous = i64({3}, {std::int64_t{1} << 40, std::int64_t{1} << 40, 4});
+    CHECK(contains(huge("ConstantOfShape", {"s"}, enormous), "too many elements"));
+    CHECK(contains(huge("Expand", {"x", "s"}, i64({2}, {std::int64_t{1} << 62, 2})), "too many elements"));
+    CHECK(contains(huge("Tile", {"x", "s"}, i64({1}, {std::int64_t{1} << 62})), "too"));
+    CHECK(contains(huge("ConstantOfShape", {"s"}, i64({1}, {-3})), "negative"));
+    const std::string g = huge("Gather", {"x", "s"}, i64({1}, {5}));
+    CHECK(contains(g, "node 'big' (Gather)"));
+    CHECK(contains(g, "out of range"));
+  }
+}
+
+TEST_CASE("The operator registry: unique names, a function and types for each") {
+  std::set<std::string> names;
+  for (const ox::OperatorInfo& op : ox::operators()) {
+    CAPTURE(op.name);
+    CHECK(names.insert(std::string(op.name)).second);
+    CHECK(static_cast<bool>(op.fn));
+    CHECK(op.since >= 1);
+    CHECK(ox::operator_table().at(std::string(op.name)) == &op);
+  }
+  for (const char* op : {"Cast", "Shape", "Gather", "Concat", "Unsqueeze", "Squeeze", "Reshape",
+                         "Slice", "Transpose", "Expand", "ConstantOfShape", "Range", "Tile",
+                         "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
+                         "And", "Or", "Xor", "Min", "Max", "Mean", "Sum", "Abs", "Neg", "Ceil",
+                         "Floor", "Round", "Sign", "Reciprocal", "Pow", "Mod", "Clip", "Identity",
+                         "Size", "Flatten", "Split", "ArgMin", "CumSum", "TopK"}) {
+    CAPTURE(op);
+    CHECK(names.count(op) == 1);
   }
 }

@@ -483,11 +483,12 @@ TEST_CASE("to_sequential: PyTorch exports predict their test outputs and fine-tu
 
 TEST_CASE("to_sequential: Identity, Dropout, Gemm attributes, Constant nodes, MatMul + Add, Reshape") {
   // X (N x 4) -> Identity -> Dropout -> Gemm(transB, alpha 2, beta 0.5) -> Relu
-  //   -> MatMul(W2) -> Add(b2, .) -> Reshape([0, 2, 2]) -> Flatten -> LogSoftmax (opset 11:
-  //   axis 1 of a 2-D input, the last) -> Y; B and the shape from Constant nodes.
+  //   -> MatMul(W2) -> Add(b2, .) -> Reshape([0, 2, 2]) -> Flatten -> LogSoftmax (opset 12:
+  //   LogSoftmax-11's axis 1 of a 2-D input, the last; Dropout-12's ratio as an input) -> Y;
+  //   B and the shape from Constant nodes.
   // Reference: onelearn's own ONNX executor on the same graph.
   ::onnx::ModelProto m = tiny_model();
-  m.mutable_opset_import(0)->set_version(11);
+  m.mutable_opset_import(0)->set_version(12);
   auto tensor = [](::onnx::TensorProto* t, const std::string& name, std::vector<std::int64_t> dims,
                    const std::vector<float>& v) {
     t->set_name(name);
@@ -767,4 +768,55 @@ TEST_CASE("the layer table: what has no translation is named, with what has one"
     CHECK_THROWS_AS(ox::to_sequential<float>(m), ox::graph_error);
     CHECK(contains(msg, "node 'leaky' (LeakyRelu): attribute 'alpha' must be a float"));
   }
+}
+
+#include "onelearn/rl/agents/ppo.hpp"
+#include "onelearn/rl/envs/cartpole_vector.hpp"
+
+// The trained policy of an rl::PPO agent (CartPole-v1), exported with onnx::save: onelearn's
+// executor and onnxruntime (when tests/unit_onnx/onnxruntime_support.hpp finds it) give logits
+// whose argmax is the agent's own deterministic action on every observation of 20 episodes.
+TEST_CASE("rl::PPO policy export: the same actions in onelearn's executor and onnxruntime") {
+  namespace rl = onelearn::rl;
+  rl::PPO agent(rl::CartPoleVectorEnv<float>(8),
+                {.n_steps = 32, .batch_size = 256, .n_epochs = 20, .learning_rate = 1e-3,
+                 .gamma = 0.98, .gae_lambda = 0.8, .seed = 1});
+  agent.learn(20'000);
+  // Observations the policy meets: 20 episodes of its own play (at most 500 steps each).
+  rl::CartPoleVectorEnv<float> envs(20);
+  Matrix<float> X(0, 4);
+  envs.reset(3);
+  for (int t = 0; t < 100; ++t) {
+    const Matrix<float>& obs = envs.observations();
+    X.conservativeResize(X.rows() + obs.rows(), 4);
+    X.bottomRows(obs.rows()) = obs;
+    envs.step(agent.predict(obs));
+  }
+  const onelearn::Labels expected = agent.predict(X);
+  const fs::path path = work_dir() / "ppo_cartpole.onnx";
+  ox::save(agent.policy(), path);
+  const auto argmax = [](const std::vector<double>& logits, index_t rows) {
+    onelearn::Labels a(rows);
+    for (index_t i = 0; i < rows; ++i) a(i) = logits[static_cast<std::size_t>(2 * i + 1)] > logits[static_cast<std::size_t>(2 * i)] ? 1 : 0;
+    return a;
+  };
+  const ox::Graph g = ox::load(path);
+  std::vector<float> x(X.data(), X.data() + X.size());
+  const std::vector<ox::Tensor> y = g.run({ox::Tensor({X.rows(), 4}, std::move(x))});
+  REQUIRE(y.size() == 1);
+  CHECK(argmax(y[0].to_vector<double>(), X.rows()) == expected);
+  if (!onnxruntime_unavailable().empty()) {
+    MESSAGE("SKIPPED onnxruntime comparison: ", onnxruntime_unavailable());
+    return;
+  }
+  nlohmann::json j;
+  j["X"]["dims"] = std::vector<index_t>{X.rows(), 4};
+  j["X"]["data"] = std::vector<float>(X.data(), X.data() + X.size());
+  const fs::path input = work_dir() / "ppo_cartpole.json";
+  std::ofstream(input) << j.dump();
+  const auto [status, text] = run_command(node_command() + " " + quoted(runner_script().string()) + " " +
+                                          quoted(path.string()) + " " + quoted(input.string()));
+  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const nlohmann::json all = nlohmann::json::parse(text);
+  CHECK(argmax(all[0]["variable"]["data"].get<std::vector<double>>(), X.rows()) == expected);
 }

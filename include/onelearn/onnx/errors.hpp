@@ -28,7 +28,10 @@ class format_error : public io_error {
   using io_error::io_error;
 };
 
-enum class unsupported_kind { op, data_type, opset, attribute };
+/// op, data_type, opset, attribute: what the executor lacks. random: the node would draw random
+/// numbers (Dropout in training mode, RandomUniform, Bernoulli...), which an executor that
+/// promises reproducible results does not do.
+enum class unsupported_kind { op, data_type, opset, attribute, random };
 
 class unsupported_error : public invalid_argument {
  public:

@@ -16,13 +16,10 @@
 // nn::Sequential<T>; onnx::to_estimator<E>(model) (onnx/to_estimator.hpp) turns an ONNX-ML
 // model (skl2onnx's or onelearn's) into the fitted estimator E.
 //
-// Operators (default domain, opsets 1 to 17): Gemm, MatMul, Add, Sub, Mul, Div, Pow, Exp, Log,
-// Sqrt, Neg, Abs, Clip, Relu, LeakyRelu, PRelu, Elu, Selu, Sigmoid, HardSigmoid, Tanh, Softplus,
-// Softsign, Softmax, LogSoftmax, Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze,
-// Identity, Constant, Dropout (inference), Conv, MaxPool, AveragePool, GlobalAveragePool,
-// GlobalMaxPool, BatchNormalization, ArgMax; ai.onnx.ml (1 to 3): LinearClassifier (integer
-// labels), LinearRegressor, Scaler, TreeEnsembleClassifier (integer labels),
-// TreeEnsembleRegressor. Element types float32, float64 and int64.
+// Operators: the table in ops/registry.hpp (default domain, opsets 1 to 17; ai.onnx.ml 1 to 3),
+// documented in docs/onnx-operators.md, which `onelearn-onnx ops --markdown` generates from it.
+// Element types: those of tensor.hpp (float32, float64, int64, int32, int8, uint8, bool); each
+// operator's first input is checked against the types it registers before it runs.
 //
 // Errors (onelearn/onnx/errors.hpp), each naming the node, the op and the problem:
 //   unsupported_error  an operator, opset, data type or attribute value outside that list
@@ -47,77 +44,22 @@
 
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/load.hpp"
-#include "onelearn/onnx/ops/activations.hpp"
-#include "onelearn/onnx/ops/batchnorm.hpp"
 #include "onelearn/onnx/ops/common.hpp"
-#include "onelearn/onnx/ops/conv.hpp"
-#include "onelearn/onnx/ops/elementwise.hpp"
-#include "onelearn/onnx/ops/gemm.hpp"
-#include "onelearn/onnx/ops/ml.hpp"
-#include "onelearn/onnx/ops/pool.hpp"
-#include "onelearn/onnx/ops/reduce.hpp"
-#include "onelearn/onnx/ops/shape.hpp"
-#include "onelearn/onnx/ops/tree_ensemble.hpp"
+#include "onelearn/onnx/ops/registry.hpp"
 #include "onelearn/onnx/tensor.hpp"
 
 namespace onelearn::onnx {
 
-using OpFunction = std::vector<Tensor> (*)(const NodeContext&);
-
-inline constexpr std::int64_t max_onnx_opset = 17;
-inline constexpr std::int64_t max_onnx_ml_opset = 3;
 inline constexpr std::string_view onnx_ml_domain = "ai.onnx.ml";
 
-/// The operator table: key "Op" for the default domain, "ai.onnx.ml:Op" for ONNX-ML.
-inline const std::unordered_map<std::string, OpFunction>& operator_table() {
-  static const std::unordered_map<std::string, OpFunction> table = {
-      {"Add", ops::add},
-      {"Sub", ops::sub},
-      {"Mul", ops::mul},
-      {"Div", ops::div},
-      {"Pow", ops::pow},
-      {"Exp", ops::exp},
-      {"Log", ops::log},
-      {"Sqrt", ops::sqrt},
-      {"Neg", ops::neg},
-      {"Abs", ops::abs},
-      {"Clip", ops::clip},
-      {"Relu", ops::relu},
-      {"LeakyRelu", ops::leaky_relu},
-      {"PRelu", ops::prelu},
-      {"Elu", ops::elu},
-      {"Selu", ops::selu},
-      {"Sigmoid", ops::sigmoid},
-      {"HardSigmoid", ops::hard_sigmoid},
-      {"Tanh", ops::tanh},
-      {"Softplus", ops::softplus},
-      {"Softsign", ops::softsign},
-      {"Softmax", ops::softmax},
-      {"LogSoftmax", ops::log_softmax},
-      {"Gemm", ops::gemm},
-      {"MatMul", ops::matmul},
-      {"Flatten", ops::flatten},
-      {"Reshape", ops::reshape},
-      {"Transpose", ops::transpose},
-      {"Concat", ops::concat},
-      {"Squeeze", ops::squeeze},
-      {"Unsqueeze", ops::unsqueeze},
-      {"Identity", ops::identity},
-      {"Constant", ops::constant},
-      {"Dropout", ops::dropout},
-      {"Conv", ops::conv},
-      {"MaxPool", ops::max_pool},
-      {"AveragePool", ops::average_pool},
-      {"GlobalAveragePool", ops::global_average_pool},
-      {"GlobalMaxPool", ops::global_max_pool},
-      {"BatchNormalization", ops::batch_normalization},
-      {"ArgMax", ops::argmax},
-      {"ai.onnx.ml:LinearClassifier", ops::linear_classifier},
-      {"ai.onnx.ml:LinearRegressor", ops::linear_regressor},
-      {"ai.onnx.ml:Scaler", ops::scaler},
-      {"ai.onnx.ml:TreeEnsembleClassifier", ops::tree_ensemble_classifier},
-      {"ai.onnx.ml:TreeEnsembleRegressor", ops::tree_ensemble_regressor},
-  };
+/// The operators (ops/registry.hpp) by key: "Op" for the default domain, "ai.onnx.ml:Op" for
+/// ONNX-ML.
+inline const std::unordered_map<std::string, const OperatorInfo*>& operator_table() {
+  static const std::unordered_map<std::string, const OperatorInfo*> table = [] {
+    std::unordered_map<std::string, const OperatorInfo*> t;
+    for (const OperatorInfo& op : operators()) t.emplace(std::string(op.name), &op);
+    return t;
+  }();
   return table;
 }
 
@@ -186,7 +128,20 @@ class Graph {
       args.reserve(step.inputs.size());
       for (const std::optional<std::size_t> s : step.inputs) args.push_back(s ? slots[*s] : nullptr);
       const NodeContext ctx(*step.node, step.opset, std::move(args));
-      std::vector<Tensor> results = step.fn(ctx);
+      const TypeSet& types = step.op->types;
+      if (!types.empty() && ctx.has_input(0) && !types.contains(ctx.input(0).dtype())) {
+        ctx.unsupported_type(ctx.input(0).dtype(), types.names());
+      }
+      std::vector<Tensor> results;
+      try {
+        results = step.op->fn(ctx);
+      } catch (const shape_error& e) {
+        // Errors raised below the operator (element_count refusing a size, say) get the node.
+        std::string_view what = e.what();
+        if (what.rfind(ctx.where(), 0) == 0) throw;
+        if (what.rfind("onnx: ", 0) == 0) what.remove_prefix(6);
+        throw shape_error(ctx.where() + ": " + std::string(what));
+      }
       for (std::size_t k = 0; k < step.outputs.size(); ++k) {
         if (!step.outputs[k]) continue;
         if (k >= results.size()) ctx.fail("output " + std::to_string(k) + " is not produced");
@@ -225,7 +180,7 @@ class Graph {
  private:
   struct Step {
     const ::onnx::NodeProto* node;
-    OpFunction fn;
+    const OperatorInfo* op;
     std::int64_t opset;
     std::vector<std::optional<std::size_t>> inputs;   // nullopt: optional input not given
     std::vector<std::optional<std::size_t>> outputs;  // nullopt: output not wanted

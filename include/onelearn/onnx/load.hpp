@@ -9,7 +9,7 @@
 //
 // Errors: a file that cannot be read is an onelearn::io_error; bytes that do not parse as the
 // message (truncated or malformed) or a tensor whose data does not match its dims are an
-// onnx::format_error; element types other than float32, float64 and int64 are an
+// onnx::format_error; element types outside the executor's (tensor.hpp) are an
 // onnx::unsupported_error (kind data_type); tensors stored outside the file
 // (data_location EXTERNAL) are an unsupported_error (kind attribute).
 //
@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "onelearn/onnx/errors.hpp"
@@ -61,26 +62,25 @@ inline std::string onnx_type_name(std::int32_t elem_type) {
 
 /// The executor's DataType for an ONNX element type; `where` prefixes the error for the others.
 inline DataType data_type_from_onnx(std::int32_t elem_type, const std::string& where) {
-  switch (elem_type) {
-    case ::onnx::TensorProto::FLOAT: return DataType::float32;
-    case ::onnx::TensorProto::DOUBLE: return DataType::float64;
-    case ::onnx::TensorProto::INT64: return DataType::int64;
-    default: break;
+  for (std::size_t i = 0; i < data_type_count; ++i) {
+    if (onnx_code(static_cast<DataType>(i)) == elem_type) return static_cast<DataType>(i);
   }
   const std::string name = onnx_type_name(elem_type);
   throw unsupported_error(unsupported_kind::data_type, name,
-                          where + ": unsupported data type " + name +
-                              " (supported: float32, float64, int64)");
+                          where + ": unsupported data type " + name + " (supported: " +
+                              types::all.names() + ")");
 }
 
-inline std::int32_t onnx_elem_type(DataType t) {
-  switch (t) {
-    case DataType::float32: return ::onnx::TensorProto::FLOAT;
-    case DataType::float64: return ::onnx::TensorProto::DOUBLE;
-    case DataType::int64: return ::onnx::TensorProto::INT64;
-  }
-  return ::onnx::TensorProto::UNDEFINED;
-}
+inline std::int32_t onnx_elem_type(DataType t) { return onnx_code(t); }
+
+static_assert(onnx_code(DataType::float32) == ::onnx::TensorProto::FLOAT &&
+              onnx_code(DataType::float64) == ::onnx::TensorProto::DOUBLE &&
+              onnx_code(DataType::int64) == ::onnx::TensorProto::INT64 &&
+              onnx_code(DataType::int32) == ::onnx::TensorProto::INT32 &&
+              onnx_code(DataType::int8) == ::onnx::TensorProto::INT8 &&
+              onnx_code(DataType::uint8) == ::onnx::TensorProto::UINT8 &&
+              onnx_code(DataType::boolean) == ::onnx::TensorProto::BOOL,
+              "ONELEARN_ONNX_ELEMENT_TYPES disagrees with onnx.proto's codes");
 
 namespace detail {
 
@@ -100,7 +100,11 @@ Tensor tensor_from_fields(const ::onnx::TensorProto& proto, Shape shape, std::si
     }
     // ONNX stores raw_data little-endian, as the hosts onelearn targets are (see core/io.hpp).
     values.resize(n);
-    if (n > 0) std::memcpy(values.data(), raw.data(), raw.size());
+    if constexpr (std::is_same_v<T, boolean>) {
+      for (std::size_t i = 0; i < n; ++i) values[i] = raw[i] != 0;  // any nonzero byte is true
+    } else if (n > 0) {
+      std::memcpy(values.data(), raw.data(), raw.size());
+    }
   } else {
     if (static_cast<std::size_t>(field.size()) != n) {
       throw format_error(where + ": holds " + std::to_string(field.size()) +
@@ -108,7 +112,14 @@ Tensor tensor_from_fields(const ::onnx::TensorProto& proto, Shape shape, std::si
                          std::to_string(n));
     }
     values.resize(n);
-    for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto v = field.Get(static_cast<int>(i));
+      if constexpr (std::is_same_v<T, boolean>) {
+        values[i] = v != 0;
+      } else {
+        values[i] = static_cast<T>(v);
+      }
+    }
   }
   return Tensor(std::move(shape), std::move(values));
 }
@@ -133,18 +144,20 @@ inline Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const std::str
   } catch (const shape_error& e) {
     throw format_error(where + ": " + e.what());
   }
-  switch (type) {
-    case DataType::float32:
-      return detail::tensor_from_fields<float>(proto, std::move(shape), n, proto.float_data(),
-                                               where);
-    case DataType::float64:
-      return detail::tensor_from_fields<double>(proto, std::move(shape), n, proto.double_data(),
-                                                where);
-    case DataType::int64:
-      return detail::tensor_from_fields<std::int64_t>(proto, std::move(shape), n,
-                                                      proto.int64_data(), where);
-  }
-  throw format_error(where + ": unknown data type");
+  // The typed field each element type is stored in when there is no raw_data: the ones
+  // narrower than 32 bits (and bool) live in int32_data.
+  return dispatch(type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      return detail::tensor_from_fields<T>(proto, std::move(shape), n, proto.float_data(), where);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return detail::tensor_from_fields<T>(proto, std::move(shape), n, proto.double_data(), where);
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      return detail::tensor_from_fields<T>(proto, std::move(shape), n, proto.int64_data(), where);
+    } else {
+      return detail::tensor_from_fields<T>(proto, std::move(shape), n, proto.int32_data(), where);
+    }
+  });
 }
 
 /// The reverse conversion, with the data in raw_data.

@@ -1,6 +1,7 @@
 #pragma once
 // Activations: Relu, LeakyRelu, PRelu, Elu, Selu, Sigmoid, HardSigmoid, Tanh, Softplus, Softsign,
-// Softmax, LogSoftmax. Float32 and float64 (Relu also int64).
+// ThresholdedRelu, Celu, HardSwish, Shrink, Softmax, LogSoftmax. Float32 and float64 (Relu and
+// Shrink also the integer types).
 
 #include <algorithm>
 #include <cmath>
@@ -100,6 +101,40 @@ inline std::vector<Tensor> softsign(const NodeContext& ctx) {
   return detail::float_unary(ctx, [](auto x) {
     using T = decltype(x);
     return x / (T{1} + std::abs(x));
+  });
+}
+
+inline std::vector<Tensor> thresholded_relu(const NodeContext& ctx) {
+  const double alpha = ctx.get_float("alpha", 1.f);
+  return detail::float_unary(ctx, [&](auto x) {
+    using T = decltype(x);
+    return x > static_cast<T>(alpha) ? x : T{0};
+  });
+}
+
+inline std::vector<Tensor> celu(const NodeContext& ctx) {
+  const double alpha = ctx.get_float("alpha", 1.f);
+  return detail::float_unary(ctx, [&](auto x) {
+    using T = decltype(x);
+    const auto a = static_cast<T>(alpha);
+    return std::max(T{0}, x) + std::min(T{0}, a * std::expm1(x / a));
+  });
+}
+
+inline std::vector<Tensor> hard_swish(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) {
+    using T = decltype(x);
+    return x * std::clamp(x / T{6} + T{0.5}, T{0}, T{1});
+  });
+}
+
+/// Shrink: x + bias below -lambd, x - bias above lambd, 0 between (numbers).
+inline std::vector<Tensor> shrink(const NodeContext& ctx) {
+  const double lambd = ctx.get_float("lambd", 0.5f);
+  const double bias = ctx.get_float("bias", 0.f);
+  return detail::numeric_unary(ctx, [&](auto x) {
+    const auto d = static_cast<double>(x);
+    return d < -lambd ? d + bias : d > lambd ? d - bias : 0.0;
   });
 }
 

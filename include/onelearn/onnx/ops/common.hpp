@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -76,26 +77,64 @@ class NodeContext : public NodeAttributes {
 
 namespace ops {
 
-/// Calls f(std::span<const T>) with the tensor's elements, T float or double; any other type is
-/// an unsupported_error naming the node.
+/// Calls f(std::span<const T>) with t's elements when t's element type is in `allowed`; any
+/// other type is an unsupported_error naming the node. f is instantiated for the types in
+/// `allowed` only, so an operator pays in compile time for the types it takes, no more. f
+/// returns the same type for every T.
+template <TypeSet allowed, class F>
+auto visit_types(const NodeContext& ctx, const Tensor& t, F&& f) {
+  static_assert(!allowed.empty());
+  using R = decltype(f(std::span<const type_of<allowed.first()>>{}));
+  return dispatch(t.dtype(), [&](auto tag) -> R {
+    using T = typename decltype(tag)::type;
+    if constexpr (allowed.contains(data_type_of<T>())) {
+      return f(t.data<T>());
+    } else {
+      ctx.unsupported_type(t.dtype(), allowed.names());
+    }
+  });
+}
+
+/// visit_types for float32 and float64.
 template <class F>
-decltype(auto) visit_float(const NodeContext& ctx, const Tensor& t, F&& f) {
-  switch (t.dtype()) {
-    case DataType::float32: return f(t.data<float>());
-    case DataType::float64: return f(t.data<double>());
-    default: ctx.unsupported_type(t.dtype(), "float32, float64");
+auto visit_float(const NodeContext& ctx, const Tensor& t, F&& f) {
+  return visit_types<types::floats>(ctx, t, std::forward<F>(f));
+}
+
+/// visit_types for every number type (not bool).
+template <class F>
+auto visit_numeric(const NodeContext& ctx, const Tensor& t, F&& f) {
+  return visit_types<types::numbers>(ctx, t, std::forward<F>(f));
+}
+
+/// Fails unless the node has between `min` and `max` inputs (counting the optional ones given
+/// as empty names): a wrong input count is a graph_error naming the node, never a crash.
+inline void expect_inputs(const NodeContext& ctx, std::size_t min, std::size_t max) {
+  const std::size_t n = ctx.input_count();
+  if (n < min || n > max) {
+    ctx.fail("expects " + (min == max ? std::to_string(min)
+                                      : std::to_string(min) + " to " + std::to_string(max)) +
+             " inputs, found " + std::to_string(n));
   }
 }
 
-/// Same for float, double and int64.
-template <class F>
-decltype(auto) visit_numeric(const Tensor& t, F&& f) {
-  switch (t.dtype()) {
-    case DataType::float32: return f(t.data<float>());
-    case DataType::float64: return f(t.data<double>());
-    case DataType::int64: break;
+/// Fails unless a and b have one element type.
+inline void expect_same_type(const NodeContext& ctx, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    ctx.fail(std::string("operands must have one element type, found ") + to_string(a.dtype()) +
+             " and " + to_string(b.dtype()));
   }
-  return f(t.data<std::int64_t>());
+}
+
+/// The values of an integer tensor input (axes, shapes, indices, repeats) as int64; `what`
+/// names it in errors. Any other element type is a graph_error naming the node.
+inline std::vector<std::int64_t> int_values(const NodeContext& ctx, const Tensor& t,
+                                            const char* what) {
+  if (t.dtype() != DataType::int64 && t.dtype() != DataType::int32) {
+    ctx.fail(std::string(what) + " must be an int64 or int32 tensor, found " +
+             to_string(t.dtype()));
+  }
+  return t.to_vector<std::int64_t>();
 }
 
 /// numpy's broadcast of two shapes.

@@ -1,6 +1,8 @@
 #pragma once
-// Elementwise operators: Add, Sub, Mul, Div, Pow with numpy broadcasting; Exp, Log, Sqrt, Neg,
-// Abs; Clip (min/max as attributes before opset 11, as optional inputs from 11 on).
+// Elementwise operators: Add, Sub, Mul, Div, Pow, Mod with numpy broadcasting; Min, Max, Sum,
+// Mean (variadic); Exp, Log, Sqrt, Neg, Abs, Sign, Ceil, Floor, Round, Reciprocal, Erf and the
+// trigonometric and hyperbolic functions; Clip (min/max as attributes before opset 11, as
+// optional inputs from 11 on).
 
 #include <cmath>
 #include <cstdint>
@@ -20,6 +22,7 @@ namespace detail {
 /// A binary op whose operands and result share one element type (Add, Sub, Mul, Div).
 template <class F>
 std::vector<Tensor> same_type_binary(const NodeContext& ctx, F f) {
+  expect_inputs(ctx, 2, 2);
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   if (a.dtype() != b.dtype()) {
@@ -27,7 +30,7 @@ std::vector<Tensor> same_type_binary(const NodeContext& ctx, F f) {
              " and " + to_string(b.dtype()));
   }
   const Shape out = broadcast_shape(ctx, a.shape(), b.shape());
-  return {visit_numeric(a, [&](auto va) {
+  return {visit_numeric(ctx, a, [&](auto va) {
     using T = typename decltype(va)::value_type;
     return Tensor(out, broadcast_apply<T>(out, a.shape(), va, b.shape(), b.data<T>(),
                                           [&](T x, T y) { return f(x, y); }));
@@ -71,12 +74,14 @@ inline std::vector<Tensor> div(const NodeContext& ctx) {
 
 /// Pow: the exponent may have another element type than the base; the result has the base's.
 inline std::vector<Tensor> pow(const NodeContext& ctx) {
+  expect_inputs(ctx, 2, 2);
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   const Shape out = broadcast_shape(ctx, a.shape(), b.shape());
-  return {visit_numeric(a, [&](auto va) {
+  constexpr TypeSet pow_types = types::floats | TypeSet{DataType::int64, DataType::int32};
+  return {visit_types<pow_types>(ctx, a, [&](auto va) {
     using T = typename decltype(va)::value_type;
-    return visit_numeric(b, [&](auto vb) {
+    return visit_types<pow_types>(ctx, b, [&](auto vb) {
       using E = typename decltype(vb)::value_type;
       return Tensor(out, broadcast_apply<T>(out, a.shape(), va, b.shape(), vb, [&](T x, E y) {
                       if constexpr (std::is_same_v<T, float> && std::is_same_v<E, float>) {
@@ -102,6 +107,7 @@ namespace detail {
 
 template <class F>
 std::vector<Tensor> float_unary(const NodeContext& ctx, F f) {
+  expect_inputs(ctx, 1, 1);
   const Tensor& x = ctx.input(0);
   return {visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
@@ -111,8 +117,9 @@ std::vector<Tensor> float_unary(const NodeContext& ctx, F f) {
 
 template <class F>
 std::vector<Tensor> numeric_unary(const NodeContext& ctx, F f) {
+  expect_inputs(ctx, 1, 1);
   const Tensor& x = ctx.input(0);
-  return {visit_numeric(x, [&](auto v) {
+  return {visit_numeric(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     return map_values<T>(x, v, [&](T e) { return static_cast<T>(f(e)); });
   })};
@@ -133,14 +140,18 @@ inline std::vector<Tensor> neg(const NodeContext& ctx) {
   return detail::numeric_unary(ctx, [](auto x) { return -x; });
 }
 inline std::vector<Tensor> abs(const NodeContext& ctx) {
-  return detail::numeric_unary(ctx, [](auto x) { return x < 0 ? -x : x; });
+  return detail::numeric_unary(ctx, [](auto x) {
+    if constexpr (std::is_unsigned_v<decltype(x)>) return x;
+    else return x < 0 ? -x : x;
+  });
 }
 
 /// Clip: min(max(x, lo), hi). Before opset 11 the bounds are float attributes; from 11 on they
 /// are optional scalar inputs of x's type.
 inline std::vector<Tensor> clip(const NodeContext& ctx) {
+  expect_inputs(ctx, 1, ctx.opset() < 11 ? 1 : 3);
   const Tensor& x = ctx.input(0);
-  return {visit_numeric(x, [&](auto v) {
+  return {visit_numeric(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     T lo = std::numeric_limits<T>::lowest();
     T hi = std::numeric_limits<T>::max();
@@ -163,6 +174,147 @@ inline std::vector<Tensor> clip(const NodeContext& ctx) {
     }
     return map_values<T>(x, v, [&](T e) { return std::min(std::max(e, lo), hi); });
   })};
+}
+
+/// Min, Max, Sum, Mean: the inputs (one or more, one element type) broadcast together and
+/// folded pairwise. Min and Max take any number type; Sum and Mean floats.
+namespace detail {
+
+template <TypeSet allowed, class F>
+Tensor variadic(const NodeContext& ctx, F f) {
+  if (ctx.input_count() == 0) ctx.fail("expects at least one input");
+  Tensor acc = ctx.input(0);
+  for (std::size_t i = 1; i < ctx.input_count(); ++i) {
+    const Tensor& b = ctx.input(i);
+    expect_same_type(ctx, acc, b);
+    const Shape out = broadcast_shape(ctx, acc.shape(), b.shape());
+    acc = visit_types<allowed>(ctx, acc, [&](auto va) {
+      using T = typename decltype(va)::value_type;
+      return Tensor(out, broadcast_apply<T>(out, acc.shape(), va, b.shape(), b.data<T>(),
+                                            [&](T x, T y) { return static_cast<T>(f(x, y)); }));
+    });
+  }
+  // One input: still check its type.
+  visit_types<allowed>(ctx, acc, [](auto) { return 0; });
+  return acc;
+}
+
+template <class T>
+T nan_aware_min(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return y < x ? y : x;
+}
+template <class T>
+T nan_aware_max(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return y > x ? y : x;
+}
+
+}  // namespace detail
+
+inline std::vector<Tensor> min(const NodeContext& ctx) {
+  return {detail::variadic<types::numbers>(ctx, [](auto x, auto y) { return detail::nan_aware_min(x, y); })};
+}
+inline std::vector<Tensor> max(const NodeContext& ctx) {
+  return {detail::variadic<types::numbers>(ctx, [](auto x, auto y) { return detail::nan_aware_max(x, y); })};
+}
+inline std::vector<Tensor> sum(const NodeContext& ctx) {
+  return {detail::variadic<types::floats>(ctx, [](auto x, auto y) { return x + y; })};
+}
+inline std::vector<Tensor> mean(const NodeContext& ctx) {
+  Tensor total = detail::variadic<types::floats>(ctx, [](auto x, auto y) { return x + y; });
+  const auto n = static_cast<double>(ctx.input_count());
+  return {visit_float(ctx, total, [&](auto v) {
+    using T = typename decltype(v)::value_type;
+    return map_values<T>(total, v, [&](T e) { return static_cast<T>(e / static_cast<T>(n)); });
+  })};
+}
+
+/// Mod: integer remainder with the divisor's sign (fmod = 0), or C's fmod (fmod = 1, which
+/// floats require).
+inline std::vector<Tensor> mod(const NodeContext& ctx) {
+  expect_inputs(ctx, 2, 2);
+  const bool fmod = ctx.get_int("fmod", 0) != 0;
+  if (!fmod && (ctx.input(0).dtype() == DataType::float32 || ctx.input(0).dtype() == DataType::float64)) {
+    ctx.fail("fmod must be 1 for floating-point inputs");
+  }
+  return detail::same_type_binary(ctx, [&](auto x, auto y) {
+    using T = decltype(x);
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::fmod(x, y);
+    } else {
+      if (y == 0) ctx.fail("integer modulo by zero");
+      if constexpr (std::is_unsigned_v<T>) {
+        return static_cast<T>(x % y);
+      } else {
+        if (y == -1) return T{0};  // also the one case (min % -1) that overflows
+        auto r = static_cast<T>(x % y);
+        if (!fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);
+        return r;
+      }
+    }
+  });
+}
+
+inline std::vector<Tensor> ceil(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::ceil(x); });
+}
+inline std::vector<Tensor> floor(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::floor(x); });
+}
+/// Round: halves to even, as numpy and ONNX do (the default floating-point rounding mode).
+inline std::vector<Tensor> round(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::nearbyint(x); });
+}
+inline std::vector<Tensor> reciprocal(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return decltype(x){1} / x; });
+}
+inline std::vector<Tensor> sign(const NodeContext& ctx) {
+  return detail::numeric_unary(ctx, [](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_unsigned_v<T>) return static_cast<T>(x != 0);
+    else return static_cast<T>((T{0} < x) - (x < T{0}));
+  });
+}
+inline std::vector<Tensor> erf(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::erf(x); });
+}
+inline std::vector<Tensor> sin(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::sin(x); });
+}
+inline std::vector<Tensor> cos(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::cos(x); });
+}
+inline std::vector<Tensor> tan(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::tan(x); });
+}
+inline std::vector<Tensor> asin(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::asin(x); });
+}
+inline std::vector<Tensor> acos(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::acos(x); });
+}
+inline std::vector<Tensor> atan(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::atan(x); });
+}
+inline std::vector<Tensor> sinh(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::sinh(x); });
+}
+inline std::vector<Tensor> cosh(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::cosh(x); });
+}
+inline std::vector<Tensor> asinh(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::asinh(x); });
+}
+inline std::vector<Tensor> acosh(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::acosh(x); });
+}
+inline std::vector<Tensor> atanh(const NodeContext& ctx) {
+  return detail::float_unary(ctx, [](auto x) { return std::atanh(x); });
 }
 
 }  // namespace onelearn::onnx::ops

@@ -103,7 +103,7 @@ inline std::vector<Tensor> matmul(const NodeContext& ctx) {
   const auto pb = broadcast_apply<std::int64_t>(batch, batch_a, std::span<const std::int64_t>(ia),
                                                 batch_b, std::span<const std::int64_t>(ib),
                                                 [](std::int64_t, std::int64_t y) { return y; });
-  return {visit_numeric(a, [&](auto va) {
+  return {visit_types<types::floats | TypeSet{DataType::int64, DataType::int32}>(ctx, a, [&](auto va) {
     using T = typename decltype(va)::value_type;
     const auto vb = b.data<T>();
     std::vector<T> y(batches * static_cast<std::size_t>(m * n));

@@ -1,6 +1,7 @@
 #pragma once
-// Shape and data-movement operators: Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze,
-// Identity, Dropout (inference: the identity), Constant. Any element type.
+// Operators that change only the shape: Flatten, Reshape, Squeeze, Unsqueeze, Identity, Dropout
+// (inference: the identity), Constant. Any element type. (Transpose, Concat and the other
+// operators that move elements are in movement.hpp.)
 
 #include <algorithm>
 #include <cstdint>
@@ -15,23 +16,34 @@ namespace onelearn::onnx::ops {
 
 inline std::vector<Tensor> identity(const NodeContext& ctx) { return {ctx.input(0)}; }
 
-/// Dropout at inference is the identity. The mask output is boolean from opset 10 (a data type
-/// the executor lacks); before, it has the input's type and is all ones.
+/// Dropout at inference is the identity, with an all-true mask (bool from opset 10; of the
+/// input's type, all ones, before). Training mode (random) is supported only with ratio 0.
 inline std::vector<Tensor> dropout(const NodeContext& ctx) {
+  expect_inputs(ctx, 1, ctx.opset() >= 12 ? 3 : 1);
   const Tensor& x = ctx.input(0);
+  bool training = ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0;
   if (ctx.opset() >= 12 && ctx.has_input(2)) {
-    // training_mode is a bool tensor; a graph that feeds one is rejected for the data type.
-    ctx.unsupported_attribute("training_mode input (Dropout in training mode)");
+    const Tensor& t = ctx.input(2);
+    if (t.dtype() != DataType::boolean || t.size() != 1) {
+      ctx.fail("training_mode must be a bool scalar");
+    }
+    training = t.data<boolean>()[0];
   }
-  if (ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0) {
-    ctx.unsupported_attribute("is_test=0 (Dropout in training mode)");
+  if (training) {
+    double ratio = ctx.get_float("ratio", 0.5f);
+    if (ctx.opset() >= 12 && ctx.has_input(1)) {
+      const Tensor& r = ctx.input(1);
+      if (r.size() != 1) ctx.fail("ratio must be a scalar");
+      ratio = visit_float(ctx, r, [](auto v) { return static_cast<double>(v[0]); });
+    }
+    if (ratio != 0) {
+      throw unsupported_error(unsupported_kind::random, "Dropout in training mode",
+                              ctx.where() + ": training mode with a ratio above 0 is random");
+    }
   }
   if (!ctx.wants_output(1)) return {x};
-  if (ctx.opset() >= 10) {
-    throw unsupported_error(unsupported_kind::data_type, "bool",
-                            ctx.where() + ": unsupported data type bool (the mask output)");
-  }
-  return {x, visit_numeric(x, [&](auto v) {
+  if (ctx.opset() >= 10) return {x, Tensor::filled<boolean>(x.shape(), true)};
+  return {x, visit_numeric(ctx, x, [&](auto v) {
             using T = typename decltype(v)::value_type;
             return Tensor::filled<T>(x.shape(), T{1});
           })};
@@ -93,82 +105,6 @@ inline std::vector<Tensor> reshape(const NodeContext& ctx) {
     ctx.fail_shape("cannot reshape " + shape_string(x.shape()) + " to " + shape_string(target));
   }
   return {x.reshaped(target)};
-}
-
-inline std::vector<Tensor> transpose(const NodeContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const std::size_t r = x.rank();
-  std::vector<std::int64_t> perm(r);
-  for (std::size_t i = 0; i < r; ++i) perm[i] = static_cast<std::int64_t>(r - 1 - i);
-  if (const auto p = ctx.get_ints("perm")) perm = *p;
-  std::vector<std::int64_t> sorted = perm;
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted.size() != r || sorted[i] != static_cast<std::int64_t>(i)) {
-      ctx.fail("perm is not a permutation of the " + std::to_string(r) + " axes");
-    }
-  }
-  Shape out(r);
-  const Shape in_strides = strides_of(x.shape());
-  Shape src_strides(r);
-  for (std::size_t i = 0; i < r; ++i) {
-    out[i] = x.shape()[static_cast<std::size_t>(perm[i])];
-    src_strides[i] = in_strides[static_cast<std::size_t>(perm[i])];
-  }
-  return {visit_numeric(x, [&](auto v) {
-    using T = typename decltype(v)::value_type;
-    std::vector<T> y(v.size());
-    std::vector<std::int64_t> index(r, 0);
-    std::int64_t src = 0;
-    for (std::size_t k = 0; k < y.size(); ++k) {
-      y[k] = v[static_cast<std::size_t>(src)];
-      for (std::size_t d = r; d-- > 0;) {
-        ++index[d];
-        src += src_strides[d];
-        if (index[d] < out[d]) break;
-        src -= src_strides[d] * index[d];
-        index[d] = 0;
-      }
-    }
-    return Tensor(out, std::move(y));
-  })};
-}
-
-inline std::vector<Tensor> concat(const NodeContext& ctx) {
-  if (ctx.input_count() == 0) ctx.fail("needs at least one input");
-  const Tensor& first = ctx.input(0);
-  const std::size_t r = first.rank();
-  const std::size_t axis = ctx.axis(ctx.require_int("axis"), r);
-  Shape out = first.shape();
-  out[axis] = 0;
-  for (std::size_t i = 0; i < ctx.input_count(); ++i) {
-    const Tensor& t = ctx.input(i);
-    if (t.dtype() != first.dtype()) ctx.fail("inputs must have one element type");
-    bool same = t.rank() == r;
-    for (std::size_t d = 0; same && d < r; ++d) same = d == axis || t.shape()[d] == first.shape()[d];
-    if (!same) {
-      ctx.fail_shape("input " + std::to_string(i) + " of shape " + shape_string(t.shape()) +
-                     " does not concatenate with " + shape_string(first.shape()) +
-                     " along axis " + std::to_string(axis));
-    }
-    out[axis] += t.shape()[axis];
-  }
-  const auto outer = static_cast<std::size_t>(product(out, 0, axis));
-  return {visit_numeric(first, [&](auto v0) {
-    using T = typename decltype(v0)::value_type;
-    std::vector<T> y;
-    y.reserve(element_count(out));
-    for (std::size_t o = 0; o < outer; ++o) {
-      for (std::size_t i = 0; i < ctx.input_count(); ++i) {
-        const Tensor& t = ctx.input(i);
-        const auto chunk = static_cast<std::size_t>(product(t.shape(), axis, r));
-        const auto v = t.data<T>();
-        y.insert(y.end(), v.begin() + static_cast<std::ptrdiff_t>(o * chunk),
-                 v.begin() + static_cast<std::ptrdiff_t>((o + 1) * chunk));
-      }
-    }
-    return Tensor(out, std::move(y));
-  })};
 }
 
 namespace detail {
