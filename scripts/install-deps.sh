@@ -16,6 +16,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer, for the ONNX loader's fuzz target
   python3-jsonschema  # run_k8s: onelearn-run k8s's MPIJob against the CRD's schema (tests/k8s/)
   python3-matplotlib  # script_plot: scripts/plot.py draws its pictures
+  doxygen  # docs_doxygen: scripts/docs.sh builds the reference manual (docs/Doxyfile)
 )
 # Node runs onnxruntime (the npm package onnxruntime-node) in the ONNX export tests. A Node
 # that is already installed (NodeSource's nodejs ships npm) is used as it is.

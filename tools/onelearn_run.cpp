@@ -1,38 +1,50 @@
-// onelearn-run: starts a program's MPI ranks and restarts them when one dies.
-//
-//   onelearn-run [--np N] [--min-np M] [--max-restarts K] [--checkpoint-dir DIR]
-//                [--hostfile FILE] -- PROGRAM ARGS...
-//   onelearn-run slurm [--np N] [--nodes K] [--cpus-per-task C] [--time T] [--max-restarts K]
-//                [--checkpoint-dir DIR] [--job-name NAME] -- PROGRAM ARGS...     (| sbatch)
-//   onelearn-run k8s --image IMG --workers N [--gpus-per-worker G] [--cpus-per-worker C]
-//                [--memory-per-worker M] --pvc NAME [--checkpoint-dir DIR] [--max-restarts K]
-//                [--name NAME] -- COMMAND...                             (| kubectl apply -f -)
-//
-// Where it runs decides how the ranks start; the user never writes a host name:
-// - with --hostfile FILE, `mpirun --hostfile FILE` over that file's slots;
-// - inside a Slurm allocation (SLURM_JOB_ID), `srun --mpi=pmix -n NP --kill-on-bad-exit=1` on
-//   the allocation's tasks (SLURM_NTASKS);
-// - inside a Kubeflow MPIJob launcher (the hostfile the operator mounts, named by
-//   OMPI_MCA_orte_default_hostfile), `mpirun --hostfile FILE` over it;
-// - otherwise `mpirun` on this machine's slots (as root too, oversubscribed, without the
-//   shared-memory single-copy mechanism that containers forbid).
-// The slurm and k8s subcommands write the job that runs onelearn-run in those places: a batch
-// script, a Kubeflow MPIJob (tools/onelearn_run_jobs.hpp).
-//
-// Supervision: mpirun (srun with --kill-on-bad-exit) ends the remaining ranks when one exits
-// non-zero or is killed (a crash, SIGKILL, exec::mpi's collective timeout, which aborts the
-// process); onelearn-run then kills whatever is left of that attempt's process group, and starts
-// the program again, up to K times, on min(N, the slots available now) ranks; the hostfile is
-// read again before every attempt, so an operator (or a test) can shrink or grow the job between
-// attempts. Fewer than M slots ends the run. The program learns the attempt through its
-// environment (core/run_environment.hpp): ONELEARN_RUN_ATTEMPT, ONELEARN_RUN_MAX_RESTARTS,
-// ONELEARN_RUN_NP and ONELEARN_CHECKPOINT_DIR; a fit whose resume_from is
-// nn::latest_checkpoint(model, dir) then continues from the newest complete checkpoint.
-//
-// Exit status: 0 when an attempt succeeded; the last attempt's status (128 + signal when it was
-// killed) when every attempt failed; 2 for a usage error (an unknown option, no program,
-// --min-np above --np, a checkpoint directory that cannot be created or written, a hostfile
-// without slots, a job option the scheduler would refuse).
+/**
+ * \page tool-onelearn-run onelearn-run
+ *
+ * \code{.sh}
+ * onelearn-run --np 4 --max-restarts 3 --checkpoint-dir ckpt -- ./train data.npy
+ * onelearn-run slurm --np 8 --nodes 2 --time 60 --checkpoint-dir ckpt -- ./train | sbatch
+ * onelearn-run k8s --image registry/app:1 --workers 4 --pvc data -- ./train | kubectl apply -f -
+ * \endcode
+ *
+ * onelearn-run: starts a program's MPI ranks and restarts them when one dies.
+ *
+ * \code{.unparsed}
+ *   onelearn-run [--np N] [--min-np M] [--max-restarts K] [--checkpoint-dir DIR]
+ *                [--hostfile FILE] -- PROGRAM ARGS...
+ *   onelearn-run slurm [--np N] [--nodes K] [--cpus-per-task C] [--time T] [--max-restarts K]
+ *                [--checkpoint-dir DIR] [--job-name NAME] -- PROGRAM ARGS...     (| sbatch)
+ *   onelearn-run k8s --image IMG --workers N [--gpus-per-worker G] [--cpus-per-worker C]
+ *                [--memory-per-worker M] --pvc NAME [--checkpoint-dir DIR] [--max-restarts K]
+ *                [--name NAME] -- COMMAND...                             (| kubectl apply -f -)
+ * \endcode
+ *
+ * Where it runs decides how the ranks start; the user never writes a host name:
+ * - with --hostfile FILE, `mpirun --hostfile FILE` over that file's slots;
+ * - inside a Slurm allocation (SLURM_JOB_ID), `srun --mpi=pmix -n NP --kill-on-bad-exit=1` on
+ *   the allocation's tasks (SLURM_NTASKS);
+ * - inside a Kubeflow MPIJob launcher (the hostfile the operator mounts, named by
+ *   OMPI_MCA_orte_default_hostfile), `mpirun --hostfile FILE` over it;
+ * - otherwise `mpirun` on this machine's slots (as root too, oversubscribed, without the
+ *   shared-memory single-copy mechanism that containers forbid).
+ * The slurm and k8s subcommands write the job that runs onelearn-run in those places: a batch
+ * script, a Kubeflow MPIJob (tools/onelearn_run_jobs.hpp).
+ *
+ * Supervision: mpirun (srun with --kill-on-bad-exit) ends the remaining ranks when one exits
+ * non-zero or is killed (a crash, SIGKILL, exec::mpi's collective timeout, which aborts the
+ * process); onelearn-run then kills whatever is left of that attempt's process group, and starts
+ * the program again, up to K times, on min(N, the slots available now) ranks; the hostfile is
+ * read again before every attempt, so an operator (or a test) can shrink or grow the job between
+ * attempts. Fewer than M slots ends the run. The program learns the attempt through its
+ * environment (core/run_environment.hpp): ONELEARN_RUN_ATTEMPT, ONELEARN_RUN_MAX_RESTARTS,
+ * ONELEARN_RUN_NP and ONELEARN_CHECKPOINT_DIR; a fit whose resume_from is
+ * nn::latest_checkpoint(model, dir) then continues from the newest complete checkpoint.
+ *
+ * Exit status: 0 when an attempt succeeded; the last attempt's status (128 + signal when it was
+ * killed) when every attempt failed; 2 for a usage error (an unknown option, no program,
+ * --min-np above --np, a checkpoint directory that cannot be created or written, a hostfile
+ * without slots, a job option the scheduler would refuse).
+ */
 
 #include <CLI/CLI.hpp>
 

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::pipeline::Pipeline
+ * \brief A sequence of transformers ending in any estimator, as scikit-learn's Pipeline.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/pipeline.hpp>
  * #include <onelearn/preprocessing/standard_scaler.hpp>
@@ -14,8 +19,8 @@
  * double accuracy = pipe.score(X_test, y_test);
  * pipe.set_params({{"logisticregression__C", 10.0}, {"standardscaler__with_mean", false}});
  * double C = std::get<double>(pipe.get_param("logisticregression__C"));
- * const auto& scaler = pipe.step<0>();        // or
- * pipe.step<preprocessing::StandardScaler<double>>()
+ * const auto& scaler = pipe.step<0>();        // or, by type:
+ * const auto& same = pipe.step<preprocessing::StandardScaler<double>>();
  *
  * // Steps named by hand, as Pipeline([("scale", ...), ("clf", ...)]):
  * pipeline::Pipeline named({"scale", "clf"}, preprocessing::StandardScaler<double>(),

@@ -212,6 +212,16 @@ const std::vector<ExportCase>& all_cases() {
     }
     classifier("gaussian_nb", naive_bayes::GaussianNB<double>().fit(iris.X_train, iris.y_train),
                iris_f, iris_x);
+    // Non-negative features (iris' lengths): counts as MultinomialNB expects.
+    classifier("multinomial_nb",
+               naive_bayes::MultinomialNB<double>({.alpha = 0.5}).fit(iris.X_train, iris.y_train),
+               iris_f, iris_x);
+    {
+      const Labels y2 =
+          iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 0 ? 3 : 8; });
+      classifier("multinomial_nb_binary", naive_bayes::MultinomialNB<double>().fit(iris.X_train, y2),
+                 iris_f, iris_x);
+    }
     classifier("decision_tree_classifier",
                tree::DecisionTreeClassifier<double>({.max_depth = 4}).fit(iris.X_train, iris.y_train),
                iris_f, iris_x);
@@ -341,7 +351,7 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  CHECK(cases.size() == 31);
+  CHECK(cases.size() == 33);
   Largest largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);

@@ -1,15 +1,22 @@
 #pragma once
-// Settings every rank must share, checked where a distributed fit starts:
-//   NamedValues        a list of (name, exact text) that a fit, a search or fit's options
-//                      build up with add(name, value) or add_params(prefix, params);
-//   check_same_params  an estimator's Params compared across the ranks in one small all-reduce
-//                      (exec's check_same_values): a rank given another alpha raises, on every
-//                      rank, "Ridge.fit: ranks disagree on alpha: 1 on rank 0, 100 on rank 1;
-//                      expected the same on every rank", instead of two silently different models
-//                      or a hang in a collective whose size depends on the parameter.
-// Texts are exact (doubles in shortest round-trip form), so values that print alike are equal.
-// Fields that only set what a fit prints (`verbose`, core/log.hpp's is_logging_param) are not
-// compared: only rank 0 prints.
+/**
+ * \file
+ * \ingroup core
+ *
+ * Settings every rank must share, checked where a distributed fit starts:
+ * \code{.unparsed}
+ *   NamedValues        a list of (name, exact text) that a fit, a search or fit's options
+ *                      build up with add(name, value) or add_params(prefix, params);
+ *   check_same_params  an estimator's Params compared across the ranks in one small all-reduce
+ *                      (exec's check_same_values): a rank given another alpha raises, on every
+ *                      rank, "Ridge.fit: ranks disagree on alpha: 1 on rank 0, 100 on rank 1;
+ *                      expected the same on every rank", instead of two silently different models
+ *                      or a hang in a collective whose size depends on the parameter.
+ * \endcode
+ * Texts are exact (doubles in shortest round-trip form), so values that print alike are equal.
+ * Fields that only set what a fit prints (`verbose`, core/log.hpp's is_logging_param) are not
+ * compared: only rank 0 prints.
+ */
 
 #include <charconv>
 #include <concepts>

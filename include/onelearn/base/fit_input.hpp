@@ -1,9 +1,16 @@
 #pragma once
-// What every estimator's fit does first, written once:
-//   check_fit_input  validates X (and y, sample_weight) on each rank, raising any error on every
-//                    rank, and checks that all ranks have the same number of features;
-//   global_means     the weighted column means of X (and the mean of y) over all ranks, in one
-//                    all-reduce, failing on every rank alike when there is nothing to fit.
+/**
+ * \file
+ * \ingroup core
+ *
+ * What every estimator's fit does first, written once:
+ * \code{.unparsed}
+ *   check_fit_input  validates X (and y, sample_weight) on each rank, raising any error on every
+ *                    rank, and checks that all ranks have the same number of features;
+ *   global_means     the weighted column means of X (and the mean of y) over all ranks, in one
+ *                    all-reduce, failing on every rank alike when there is nothing to fit.
+ * \endcode
+ */
 
 #include <array>
 #include <cstdint>

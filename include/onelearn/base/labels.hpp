@@ -1,15 +1,22 @@
 #pragma once
-// Labels as every classifier (and the label metrics) handles them, as free functions: the
-// estimator-support floor (base/), between exec/ and the estimator families, private (not
-// included by users). Written once here so that a fix reaches GaussianNB, MultinomialNB,
-// LogisticRegression, SGDClassifier, KNeighborsClassifier and metrics/detail/labels.hpp alike.
-//   sort_unique       sorted, without repeats, in place
-//   gather_classes    the sorted distinct labels of every rank (a classifier's classes())
-//   labels_text       "[a, b, c]", for error messages
-//   class_indices     each label's position in the sorted classes (error for a label not in them)
-//   argmax_labels     per-class scores -> the label of the largest (first on ties)
-//   decision_labels   the same, and a single column is a two-class decision (> 0: second class)
-//   log_softmax       per-class scores -> log P(c | x), row by row
+/**
+ * \file
+ * \ingroup core
+ *
+ * Labels as every classifier (and the label metrics) handles them, as free functions: the
+ * estimator-support floor (base/), between exec/ and the estimator families, private (not
+ * included by users). Written once here so that a fix reaches GaussianNB, MultinomialNB,
+ * LogisticRegression, SGDClassifier, KNeighborsClassifier and metrics/detail/labels.hpp alike.
+ * \code{.unparsed}
+ *   sort_unique       sorted, without repeats, in place
+ *   gather_classes    the sorted distinct labels of every rank (a classifier's classes())
+ *   labels_text       "[a, b, c]", for error messages
+ *   class_indices     each label's position in the sorted classes (error for a label not in them)
+ *   argmax_labels     per-class scores -> the label of the largest (first on ties)
+ *   decision_labels   the same, and a single column is a two-class decision (> 0: second class)
+ *   log_softmax       per-class scores -> log P(c | x), row by row
+ * \endcode
+ */
 
 #include <algorithm>
 #include <cstdint>

@@ -1,10 +1,17 @@
 #pragma once
-// Estimator glue every classifier shares (the estimator-support floor, base/; private):
-//   fit_dataset          fit(features, targets[, sample_weights]) from a Dataset
-//   collective_accuracy  the fraction of equal labels over every rank's rows
-//   collective_score     accuracy of predict(X), over every rank's rows under a distributed policy
-// collective_accuracy is here, not in metrics/, so that this floor depends on core/ and exec/
-// only; metrics::accuracy_score is written on top of it.
+/**
+ * \file
+ * \ingroup core
+ *
+ * Estimator glue every classifier shares (the estimator-support floor, base/; private):
+ * \code{.unparsed}
+ *   fit_dataset          fit(features, targets[, sample_weights]) from a Dataset
+ *   collective_accuracy  the fraction of equal labels over every rank's rows
+ *   collective_score     accuracy of predict(X), over every rank's rows under a distributed policy
+ * \endcode
+ * collective_accuracy is here, not in metrics/, so that this floor depends on core/ and exec/
+ * only; metrics::accuracy_score is written on top of it.
+ */
 
 #include <array>
 #include <cstdint>

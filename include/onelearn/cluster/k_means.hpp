@@ -1,78 +1,86 @@
 #pragma once
-/// @file
-/// cluster::KMeans: k-means clustering by Lloyd's algorithm, as scikit-learn 1.2's KMeans
-/// (algorithm="lloyd").
-///
-/// @code
-///   #include <onelearn/cluster/k_means.hpp>
-///   onelearn::Matrix<double> X = ...;                       // samples x features
-///   onelearn::cluster::KMeans<double> km({.n_clusters = 3, .random_state = 42});
-///   km.fit(X);
-///   onelearn::Labels labels = km.predict(X);                 // nearest centre of each row
-///   onelearn::Matrix<double> d = km.transform(X);            // distance to every centre
-///   double inertia = km.inertia();                           // sum of squared distances
-///
-///   // Given initial centres (scikit-learn's init=<array>): set_init sets init = "given".
-///   onelearn::cluster::KMeans<double> given({.n_clusters = 3});
-///   given.set_init(X.topRows(3)).fit(X);
-///
-///   // Distributed: each rank passes its own rows; every rank gets the same centres.
-///   onelearn::cluster::KMeans<double, onelearn::exec::mpi> dkm({.n_clusters = 3},
-///                                                              onelearn::exec::mpi{comm});
-///   dkm.fit(my_rows);
-/// @endcode
-///
-/// **Parameters** (KMeansParams)
-/// - `n_clusters` (int, default 8): the number of clusters, 1 <= n_clusters <= n_samples.
-/// - `init` (string, default "k-means++"): "k-means++" (greedy k-means++ seeding) or "given"
-///   (the centres passed to set_init(), which also sets this field; centres are in the units
-///   of X, like scikit-learn's init=<array>).
-/// - `n_init` (int, default 10): number of seedings with k-means++, each followed by Lloyd
-///   iterations; the run with the lowest inertia is kept. With init = "given" there is one run
-///   whatever n_init says (scikit-learn warns and does the same). scikit-learn 1.2's default is
-///   10 too (it will become "auto", i.e. 1 for k-means++, in 1.4).
-/// - `max_iter` (int, default 300): maximum Lloyd iterations per run.
-/// - `tol` (double, default 1e-4): convergence tolerance, relative: a run stops when the squared
-///   shift of the centres, summed over clusters, is <= tol * (mean variance of the features of
-///   X), as scikit-learn. A run also stops as soon as no label changes ("strict convergence").
-/// - `random_state` (uint64, default 0): seed of the k-means++ draws (std::mt19937_64). The
-///   draws differ from numpy's, so seeded centres differ from scikit-learn's for the same seed.
-/// - `verbose` (int, default 0): >= 1 logs (core/log.hpp's sink; rank 0 only) one line per
-///   Lloyd iteration, "KMeans: run 1/10, iteration 3/300: 12 labels changed, centre shift
-///   0.0123; elapsed 0.05s, remaining <= 4.9s" (a bound: every run may use max_iter), and one
-///   per run, "KMeans: run 1/10 done: 7 iterations, inertia 1234.5; elapsed 0.1s, remaining
-///   ~0.9s". Not compared across ranks: `verbose = rank == 0` is fine.
-///
-/// **Attributes** (after fit)
-/// - `cluster_centers()`: n_clusters x n_features centres (scikit-learn's cluster_centers_).
-/// - `labels()`: the cluster of each training row, of this rank's rows (labels_).
-/// - `inertia()`: sum of squared distances of the training rows to their centre, over all
-///   ranks (inertia_), consistent with labels() and cluster_centers().
-/// - `n_iter()`: Lloyd iterations of the kept run (n_iter_).
-/// - `n_features_in()`.
-///
-/// **Algorithm.** X is centred on its (global) mean first, as scikit-learn does, so the
-/// distance expansion ||x||^2 - 2 x.c + ||c||^2 used for the assignments (one GEMM per block of
-/// rows, in T) loses little to cancellation; sums are accumulated in double. Per iteration the
-/// per-cluster sums, counts and the number of changed labels go in ONE all-reduce. A cluster
-/// left empty is re-seeded, as scikit-learn, with the point farthest from its own centre (with
-/// several empty clusters, the farthest points in decreasing distance, ties by lower row
-/// number). After the last iteration the rows are assigned once more to the final centres
-/// (unless no label changed), so labels, centres and inertia agree. Memory: the centred copy of
-/// the local rows (in T), plus rows x (2 + log k) distances during k-means++ seeding.
-///
-/// **Distributed** (exec::mpi): rank r's rows are rows [begin_r, end_r) of the concatenation of
-/// all shards in rank order. k-means++ draws candidates by that global row number from one
-/// random stream that all ranks run in lockstep; the rank holding a drawn row sends it to all
-/// with one all-reduce (see detail/kmeans_plusplus.hpp). So all ranks pick the same centres,
-/// and these are the centres one process picks on the concatenated data (barring rounding
-/// ties). With init = "given", every rank must pass the same centres (checked: a
-/// distributed_error on every rank otherwise). predict/transform are local; score is collective.
-///
-/// **Differences from scikit-learn.** No sample_weight, no "random" init, no "elkan" algorithm;
-/// seeded draws differ from numpy's; a run replaces the best one when its inertia is lower (no
-/// same-clustering test); no warnings (fewer distinct points than clusters simply gives
-/// duplicate centres).
+/**
+ * \class onelearn::cluster::KMeans
+ * \brief k-means clustering by Lloyd's algorithm, as scikit-learn's KMeans.
+ * \ingroup estimators
+ *
+ * \code
+ * #include <onelearn/cluster/k_means.hpp>
+ * // X: a onelearn::Matrix<double>, samples x features
+ * onelearn::cluster::KMeans<double> km({.n_clusters = 3, .random_state = 42});
+ * km.fit(X);
+ * onelearn::Labels labels = km.predict(X);                 // nearest centre of each row
+ * onelearn::Matrix<double> d = km.transform(X);            // distance to every centre
+ * double inertia = km.inertia();                           // sum of squared distances
+ *
+ * // Given initial centres (scikit-learn's init=<array>): set_init sets init = "given".
+ * onelearn::cluster::KMeans<double> given({.n_clusters = 3});
+ * given.set_init(X.topRows(3)).fit(X);
+ *
+ * // Distributed: each rank passes its own rows; every rank gets the same centres.
+ * onelearn::cluster::KMeans<double, onelearn::exec::mpi> dkm({.n_clusters = 3},
+ *                                                            onelearn::exec::mpi{comm});
+ * dkm.fit(my_rows);
+ * \endcode
+ *
+ * cluster::KMeans: k-means clustering by Lloyd's algorithm, as scikit-learn 1.2's KMeans
+ * (algorithm="lloyd").
+ *
+ * \par Parameters (KMeansParams)
+ * - `n_clusters` (int, default 8): the number of clusters, 1 <= n_clusters <= n_samples.
+ * - `init` (string, default "k-means++"): "k-means++" (greedy k-means++ seeding) or "given"
+ *   (the centres passed to set_init(), which also sets this field; centres are in the units
+ *   of X, like scikit-learn's `init=<array>`).
+ * - `n_init` (int, default 10): number of seedings with k-means++, each followed by Lloyd
+ *   iterations; the run with the lowest inertia is kept. With init = "given" there is one run
+ *   whatever n_init says (scikit-learn warns and does the same). scikit-learn 1.2's default is
+ *   10 too (it will become "auto", i.e. 1 for k-means++, in 1.4).
+ * - `max_iter` (int, default 300): maximum Lloyd iterations per run.
+ * - `tol` (double, default 1e-4): convergence tolerance, relative: a run stops when the squared
+ *   shift of the centres, summed over clusters, is <= tol * (mean variance of the features of
+ *   X), as scikit-learn. A run also stops as soon as no label changes ("strict convergence").
+ * - `random_state` (uint64, default 0): seed of the k-means++ draws (std::mt19937_64). The
+ *   draws differ from numpy's, so seeded centres differ from scikit-learn's for the same seed.
+ * - `verbose` (int, default 0): >= 1 logs (core/log.hpp's sink; rank 0 only) one line per
+ *   Lloyd iteration, "KMeans: run 1/10, iteration 3/300: 12 labels changed, centre shift
+ *   0.0123; elapsed 0.05s, remaining <= 4.9s" (a bound: every run may use max_iter), and one
+ *   per run, "KMeans: run 1/10 done: 7 iterations, inertia 1234.5; elapsed 0.1s, remaining
+ *   ~0.9s". Not compared across ranks: `verbose = rank == 0` is fine.
+ *
+ * \par Attributes (after fit)
+ * - `cluster_centers()`: n_clusters x n_features centres (scikit-learn's cluster_centers_).
+ * - `labels()`: the cluster of each training row, of this rank's rows (labels_).
+ * - `inertia()`: sum of squared distances of the training rows to their centre, over all
+ *   ranks (inertia_), consistent with labels() and cluster_centers().
+ * - `n_iter()`: Lloyd iterations of the kept run (n_iter_).
+ * - `n_features_in()`.
+ *
+ * \par Algorithm
+ * X is centred on its (global) mean first, as scikit-learn does, so the
+ * distance expansion ||x||^2 - 2 x.c + ||c||^2 used for the assignments (one GEMM per block of
+ * rows, in T) loses little to cancellation; sums are accumulated in double. Per iteration the
+ * per-cluster sums, counts and the number of changed labels go in ONE all-reduce. A cluster
+ * left empty is re-seeded, as scikit-learn, with the point farthest from its own centre (with
+ * several empty clusters, the farthest points in decreasing distance, ties by lower row
+ * number). After the last iteration the rows are assigned once more to the final centres
+ * (unless no label changed), so labels, centres and inertia agree. Memory: the centred copy of
+ * the local rows (in T), plus rows x (2 + log k) distances during k-means++ seeding.
+ *
+ * \par Distributed (exec::mpi)
+ * Rank r's rows are rows [begin_r, end_r) of the concatenation of
+ * all shards in rank order. k-means++ draws candidates by that global row number from one
+ * random stream that all ranks run in lockstep; the rank holding a drawn row sends it to all
+ * with one all-reduce (see detail/kmeans_plusplus.hpp). So all ranks pick the same centres,
+ * and these are the centres one process picks on the concatenated data (barring rounding
+ * ties). With init = "given", every rank must pass the same centres (checked: a
+ * distributed_error on every rank otherwise). predict/transform are local; score is collective.
+ *
+ * \par Differences from scikit-learn
+ * No sample_weight, no "random" init, no "elkan" algorithm;
+ * seeded draws differ from numpy's; a run replaces the best one when its inertia is lower (no
+ * same-clustering test); no warnings (fewer distinct points than clusters simply gives
+ * duplicate centres).
+ */
 
 #include <algorithm>
 #include <array>
@@ -126,7 +134,7 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
       : WithParams<KMeans, Params>(params), exec_(std::move(exec)) {}
 
   /// Initial centres (n_clusters x n_features, in the units of X) for the next fits, like
-  /// scikit-learn's init=<array>; sets init = "given". Checked in fit. With a distributed
+  /// scikit-learn's `init=<array>`; sets init = "given". Checked in fit. With a distributed
   /// policy every rank passes the same centres.
   KMeans& set_init(const MatrixRef<T>& centers) {
     init_centers_ = centers;

@@ -1,18 +1,27 @@
 #pragma once
-// The single concept family every onelearn model satisfies:
-//
-//   Estimator   fit(...) -> Estimator&, get_params(), set_params(Params)
-//   Predictor   + predict(X)
-//   Regressor   + fit(X, y) with real targets, predict -> Vector<T>, score(X, y)
-//   Classifier  + fit(X, labels), predict -> Labels, predict_proba(X), classes()
-//   Transformer + transform(X), fit_transform(X)
-//   Model       an Estimator that predicts or transforms: what Pipeline, cross-validation,
-//               search and ONNX export take.
-//
-// A concept failure in a deep template is an unreadable error. So beside each concept stands a
-// check_* function whose static_asserts name the first missing member in one sentence, the way
-// ensmallen's function/static_checks.hpp does:
-//     static_assert(onelearn::check_classifier<MyModel>());
+/**
+ * \file
+ * \ingroup core
+ *
+ * The single concept family every onelearn model satisfies:
+ *
+ * \code{.unparsed}
+ *   Estimator   fit(...) -> Estimator&, get_params(), set_params(Params)
+ *   Predictor   + predict(X)
+ *   Regressor   + fit(X, y) with real targets, predict -> Vector<T>, score(X, y)
+ *   Classifier  + fit(X, labels), predict -> Labels, predict_proba(X), classes()
+ *   Transformer + transform(X), fit_transform(X)
+ *   Model       an Estimator that predicts or transforms: what Pipeline, cross-validation,
+ *               search and ONNX export take.
+ * \endcode
+ *
+ * A concept failure in a deep template is an unreadable error. So beside each concept stands a
+ * check_* function whose static_asserts name the first missing member in one sentence, the way
+ * ensmallen's function/static_checks.hpp does:
+ * \code{.unparsed}
+ *     static_assert(onelearn::check_classifier<MyModel>());
+ * \endcode
+ */
 
 #include <concepts>
 #include <cstdint>

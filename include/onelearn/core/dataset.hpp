@@ -1,10 +1,15 @@
 #pragma once
-// Dataset<T, Y>: features, optional targets and optional sample weights, kept together so that
-// sharding, shuffling and batching move all three at once.
-//
-// Y is the target's element type: T for regression, std::int64_t for class labels
-// (ClassificationDataset<T>). Construction from xt::xtensor and from a vector of plain structs
-// lives in dataset_xtensor.hpp and dataset_records.hpp, so this header costs only Eigen.
+/**
+ * \file
+ * \ingroup core
+ *
+ * Dataset<T, Y>: features, optional targets and optional sample weights, kept together so that
+ * sharding, shuffling and batching move all three at once.
+ *
+ * Y is the target's element type: T for regression, std::int64_t for class labels
+ * (ClassificationDataset<T>). Construction from xt::xtensor and from a vector of plain structs
+ * lives in core/xtensor.hpp and core/records.hpp, so this header costs only Eigen.
+ */
 
 #include <algorithm>
 #include <concepts>

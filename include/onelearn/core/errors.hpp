@@ -1,11 +1,16 @@
 #pragma once
-// onelearn's exceptions. Every one says what was expected and what was found.
-//
-// Each concrete error derives from the standard exception a C++ user would catch
-// (std::invalid_argument for bad input, std::runtime_error for I/O and the environment) and
-// also from onelearn::error, so `catch (const onelearn::error&)` catches everything onelearn
-// throws. The `code()` lets a distributed policy carry an error from one rank to all the others
-// and rethrow it there with its type intact (see exec/propagate_errors.hpp).
+/**
+ * \file
+ * \ingroup core
+ *
+ * onelearn's exceptions. Every one says what was expected and what was found.
+ *
+ * Each concrete error derives from the standard exception a C++ user would catch
+ * (std::invalid_argument for bad input, std::runtime_error for I/O and the environment) and
+ * also from onelearn::error, so `catch (const onelearn::error&)` catches everything onelearn
+ * throws. The `code()` lets a distributed policy carry an error from one rank to all the others
+ * and rethrow it there with its type intact (see exec/propagate_errors.hpp).
+ */
 
 #include <stdexcept>
 #include <string>

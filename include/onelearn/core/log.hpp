@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief Where onelearn's messages go: the log sink an application may replace.
+ * \ingroup core
+ *
  * \code
  * #include <onelearn/core/log.hpp>
  *

@@ -1,16 +1,25 @@
 #pragma once
-// Hyper-parameters as aggregate structs, iterated with Boost.PFR.
-//
-// An estimator's `Params` is a plain aggregate, so users write designated initializers:
-//     LinearRegression<double> lr({.fit_intercept = false});
-// Boost 1.81's PFR cannot see field names, so each Params carries them itself:
-//     struct Params {
-//       bool fit_intercept = true;
-//       static constexpr std::array names{std::string_view{"fit_intercept"}};
-//     };
-// check_params<P>() turns a forgotten or extra name into one readable static_assert.
-// On top of that this header gives every Params printing, equality, hashing and
-// get/set by name (what a search space, a checkpoint or ONNX metadata needs).
+/**
+ * \file
+ * \ingroup core
+ *
+ * Hyper-parameters as aggregate structs, iterated with Boost.PFR.
+ *
+ * An estimator's `Params` is a plain aggregate, so users write designated initializers:
+ * \code{.unparsed}
+ *     LinearRegression<double> lr({.fit_intercept = false});
+ * \endcode
+ * Boost 1.81's PFR cannot see field names, so each Params carries them itself:
+ * \code{.unparsed}
+ *     struct Params {
+ *       bool fit_intercept = true;
+ *       static constexpr std::array names{std::string_view{"fit_intercept"}};
+ *     };
+ * \endcode
+ * check_params<P>() turns a forgotten or extra name into one readable static_assert.
+ * On top of that this header gives every Params printing, equality, hashing and
+ * get/set by name (what a search space, a checkpoint or ONNX metadata needs).
+ */
 
 #include <array>
 #include <concepts>

@@ -1,11 +1,23 @@
 #pragma once
-// Datasets from a std::vector of plain structs, one struct per sample:
-//     struct Flower { double sepal_length, sepal_width, petal_length, petal_width; int species; };
-//     auto iris = onelearn::from_records<double, std::int64_t>(flowers);                  // last field
-//     auto iris = onelearn::from_records<double, std::int64_t>(flowers, &Flower::species); // named
-// Boost.PFR walks the fields, so the struct needs no registration. If it declares
-// `static constexpr std::array<std::string_view, N> names` (the Params convention), those
-// become the feature names.
+/**
+ * \file
+ * \brief Datasets from a std::vector of plain structs, one struct per sample.
+ * \ingroup core
+ *
+ * \code
+ * #include <onelearn/core/records.hpp>
+ *
+ * struct Flower { double sepal_length, sepal_width, petal_length, petal_width; int species; };
+ * std::vector<Flower> flowers{{5.1, 3.5, 1.4, 0.2, 0}, {7.0, 3.2, 4.7, 1.4, 1}};
+ * auto iris = onelearn::from_records<double, std::int64_t>(flowers);  // target: the last field
+ * auto named = onelearn::from_records<double, std::int64_t>(flowers, &Flower::species);
+ * \endcode
+ *
+ * Datasets from a std::vector of plain structs, one struct per sample:
+ * Boost.PFR walks the fields, so the struct needs no registration. If it declares
+ * `static constexpr std::array<std::string_view, N> names` (the Params convention), those
+ * become the feature names.
+ */
 
 #include <cstddef>
 #include <optional>

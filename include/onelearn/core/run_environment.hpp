@@ -1,11 +1,16 @@
 #pragma once
 /**
+ * \file
+ * \brief What onelearn-run tells the program it starts (attempt, checkpoint directory).
+ * \ingroup core
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/core/run_environment.hpp>
  *
  * const auto dir = onelearn::run::checkpoint_dir();   // onelearn-run --checkpoint-dir, or none
  * nn::ModelCheckpoint every_epoch(dir / "epoch{epoch}.olc", {.keep_last = 3});
- * model.fit(X, y, {.epochs = 20, .resume_from = nn::latest_checkpoint(dir, exec)}, every_epoch);
+ * model.fit(X, y, {.epochs = 20, .resume_from = nn::latest_checkpoint(model, dir)}, every_epoch);
  * if (onelearn::run::attempt() > 0) std::cerr << "restarted after a failure\n";
  * \endcode
  *

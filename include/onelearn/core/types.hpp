@@ -1,6 +1,11 @@
 #pragma once
-// The data types every onelearn API speaks. Samples are rows (C order), so a `.npy` file or a
-// NumPy array maps onto a Matrix without a copy; see the README's Conventions.
+/**
+ * \file
+ * \ingroup core
+ *
+ * The data types every onelearn API speaks. Samples are rows (C order), so a `.npy` file or a
+ * NumPy array maps onto a Matrix without a copy; see the README's Conventions.
+ */
 
 #include <cstdint>
 

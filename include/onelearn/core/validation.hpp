@@ -1,6 +1,11 @@
 #pragma once
-// Input checks shared by every estimator. Each throws a typed error whose message starts with
-// where it happened ("StandardScaler.fit") and says what was expected and what was found.
+/**
+ * \file
+ * \ingroup core
+ *
+ * Input checks shared by every estimator. Each throws a typed error whose message starts with
+ * where it happened ("StandardScaler.fit") and says what was expected and what was found.
+ */
 
 #include <cmath>
 #include <string>

@@ -1,6 +1,11 @@
 #pragma once
-// xtensor interop: N-d data lives in xt::xtensor (row-major, like Matrix), and the matrix
-// kernels see it through an Eigen::Map over the same buffer, without a copy.
+/**
+ * \file
+ * \ingroup core
+ *
+ * xtensor interop: N-d data lives in xt::xtensor (row-major, like Matrix), and the matrix
+ * kernels see it through an Eigen::Map over the same buffer, without a copy.
+ */
 
 #include <cstddef>
 

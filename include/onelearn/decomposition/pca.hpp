@@ -1,64 +1,73 @@
 #pragma once
-/// @file
-/// decomposition::PCA: principal component analysis, as scikit-learn 1.2's PCA (exact solver).
-///
-/// @code
-///   #include <onelearn/decomposition/pca.hpp>
-///   onelearn::Matrix<double> X = ...;                            // samples x features
-///   onelearn::decomposition::PCA<double> pca({.n_components = 2});
-///   onelearn::Matrix<double> Z = pca.fit_transform(X);           // samples x 2 scores
-///   onelearn::Vector<double> ratio = pca.explained_variance_ratio();
-///   onelearn::Matrix<double> back = pca.inverse_transform(Z);    // rank-2 approximation of X
-///
-///   // Distributed: each rank passes its own rows; every rank gets the same components.
-///   onelearn::decomposition::PCA<double, onelearn::exec::mpi> dpca({.n_components = 2},
-///                                                                 onelearn::exec::mpi{comm});
-///   dpca.fit(my_rows);
-/// @endcode
-///
-/// **Parameters** (PCAParams)
-/// - `n_components` (int, required): components to keep, 1 <= n_components <=
-///   min(n_samples, n_features) (scikit-learn's bound for its exact solver). There is no
-///   "all components" default (scikit-learn's None) and no fractional or "mle" choice.
-/// - `whiten` (bool, default false): transform divides each component's scores by the square
-///   root of its explained variance, so they have unit variance on the training data.
-///
-/// **Attributes** (after fit)
-/// - `components()`: n_components x n_features, orthonormal rows, by decreasing variance
-///   (components_).
-/// - `explained_variance()`: variance along each component, ddof = 1 (divides by
-///   n_samples - 1) (explained_variance_).
-/// - `explained_variance_ratio()`: explained_variance() over the total variance (the sum of the
-///   variances of all features) (explained_variance_ratio_).
-/// - `singular_values()`: the singular values of the centred X: sqrt of the eigenvalues of
-///   Xc^T Xc (singular_values_).
-/// - `mean()`: per-feature mean of the training data (mean_).
-/// - `noise_variance()`: the mean of the min(n_samples, n_features) - n_components discarded
-///   variances, or 0 if none is discarded (noise_variance_, probabilistic PCA).
-/// - `n_samples()` (over all ranks), `n_features_in()`.
-///
-/// **Algorithm.** For tall data, as used in HPC (many more rows than features): the mean and
-/// then Xc^T Xc (Xc = X - mean, p x p) are accumulated in double and all-reduced, and the
-/// covariance is diagonalised with Eigen's SelfAdjointEigenSolver (in double, also for float
-/// data). The eigenvalues are the squared singular values of Xc, so the result is scikit-learn's
-/// SVD-based one; forming Xc^T Xc squares the condition number, which costs relative accuracy
-/// only in variances below ~1e-8 of the largest (irrelevant for the leading components). Work is
-/// O(n p^2) plus O(p^3) for the eigensolver: for p in the many thousands the randomized or
-/// SVD solvers would be better.
-///
-/// **Signs** follow scikit-learn's svd_flip(U, Vt) (u-based): for each component, the entry of
-/// largest magnitude of the column of U = Xc V / s is made positive. Here the scores Xc v_j are
-/// formed row by row (same signs as U's column) and the largest-magnitude entry is found over
-/// all ranks (first row on ties, rows in rank order) with one all-gather. Where two rows of
-/// opposite sign tie to rounding in magnitude, the sign may differ from scikit-learn's.
-///
-/// **Distributed** (exec::mpi): collectives are the all-reduces of the mean (global_means) and of
-/// Xc^T Xc, and the all-gather of the sign candidates; transform and inverse_transform are local.
-///
-/// **Differences from scikit-learn.** One exact solver only (scikit-learn's "auto" switches to
-/// randomized SVD for larger data: on digits its explained variances agree with this exact
-/// result to ~5e-11, its components to ~5e-7); at least 2 samples are required (scikit-learn
-/// returns NaN variances for 1); no get_covariance, get_precision, score or score_samples.
+/**
+ * \class onelearn::decomposition::PCA
+ * \brief Principal component analysis, as scikit-learn's PCA.
+ * \ingroup estimators
+ *
+ * \code
+ * #include <onelearn/decomposition/pca.hpp>
+ * // X: a onelearn::Matrix<double>, samples x features
+ * onelearn::decomposition::PCA<double> pca({.n_components = 2});
+ * onelearn::Matrix<double> Z = pca.fit_transform(X);           // samples x 2 scores
+ * onelearn::Vector<double> ratio = pca.explained_variance_ratio();
+ * onelearn::Matrix<double> back = pca.inverse_transform(Z);    // rank-2 approximation of X
+ *
+ * // Distributed: each rank passes its own rows; every rank gets the same components.
+ * onelearn::decomposition::PCA<double, onelearn::exec::mpi> dpca({.n_components = 2},
+ *                                                               onelearn::exec::mpi{comm});
+ * dpca.fit(my_rows);
+ * \endcode
+ *
+ * decomposition::PCA: principal component analysis, as scikit-learn 1.2's PCA (exact solver).
+ *
+ * \par Parameters (PCAParams)
+ * - `n_components` (int, required): components to keep, 1 <= n_components <=
+ *   min(n_samples, n_features) (scikit-learn's bound for its exact solver). There is no
+ *   "all components" default (scikit-learn's None) and no fractional or "mle" choice.
+ * - `whiten` (bool, default false): transform divides each component's scores by the square
+ *   root of its explained variance, so they have unit variance on the training data.
+ *
+ * \par Attributes (after fit)
+ * - `components()`: n_components x n_features, orthonormal rows, by decreasing variance
+ *   (components_).
+ * - `explained_variance()`: variance along each component, ddof = 1 (divides by
+ *   n_samples - 1) (explained_variance_).
+ * - `explained_variance_ratio()`: explained_variance() over the total variance (the sum of the
+ *   variances of all features) (explained_variance_ratio_).
+ * - `singular_values()`: the singular values of the centred X: sqrt of the eigenvalues of
+ *   Xc^T Xc (singular_values_).
+ * - `mean()`: per-feature mean of the training data (mean_).
+ * - `noise_variance()`: the mean of the min(n_samples, n_features) - n_components discarded
+ *   variances, or 0 if none is discarded (noise_variance_, probabilistic PCA).
+ * - `n_samples()` (over all ranks), `n_features_in()`.
+ *
+ * \par Algorithm
+ * For tall data, as used in HPC (many more rows than features): the mean and
+ * then Xc^T Xc (Xc = X - mean, p x p) are accumulated in double and all-reduced, and the
+ * covariance is diagonalised with Eigen's SelfAdjointEigenSolver (in double, also for float
+ * data). The eigenvalues are the squared singular values of Xc, so the result is scikit-learn's
+ * SVD-based one; forming Xc^T Xc squares the condition number, which costs relative accuracy
+ * only in variances below ~1e-8 of the largest (irrelevant for the leading components). Work is
+ * O(n p^2) plus O(p^3) for the eigensolver: for p in the many thousands the randomized or
+ * SVD solvers would be better.
+ *
+ * \par Signs
+ * Signs follow scikit-learn's svd_flip(U, Vt) (u-based): for each component, the entry of
+ * largest magnitude of the column of U = Xc V / s is made positive. Here the scores Xc v_j are
+ * formed row by row (same signs as U's column) and the largest-magnitude entry is found over
+ * all ranks (first row on ties, rows in rank order) with one all-gather. Where two rows of
+ * opposite sign tie to rounding in magnitude, the sign may differ from scikit-learn's.
+ *
+ * \par Distributed (exec::mpi)
+ * collectives are the all-reduces of the mean (global_means) and of
+ * Xc^T Xc, and the all-gather of the sign candidates; transform and inverse_transform are local.
+ *
+ * \par Differences from scikit-learn
+ * One exact solver only (scikit-learn's "auto" switches to
+ * randomized SVD for larger data: on digits its explained variances agree with this exact
+ * result to ~5e-11, its components to ~5e-7); at least 2 samples are required (scikit-learn
+ * returns NaN variances for 1); no get_covariance, get_precision, score or score_samples.
+ */
 
 #include <algorithm>
 #include <array>

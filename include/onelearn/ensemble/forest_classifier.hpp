@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::ensemble::RandomForestClassifier
+ * \brief Random forests and extremely randomized trees for classification, as scikit-learn's.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/ensemble/forest_classifier.hpp>
  *
@@ -14,7 +19,8 @@
  *
  * // Rows spread over ranks: every rank passes its own rows; the trees are spread over the
  * // ranks, and every rank ends with the whole forest (the one one process grows).
- * onelearn::ensemble::RandomForestClassifier<double, onelearn::exec::mpi> dist({}, {comm});
+ * onelearn::ensemble::RandomForestClassifier<double, onelearn::exec::mpi> dist(
+ *     {}, onelearn::exec::mpi{comm});
  * \endcode
  *
  * ensemble::RandomForestClassifier and ExtraTreesClassifier, as scikit-learn's (1.2.1): the

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::ensemble::RandomForestRegressor
+ * \brief Random forests and extremely randomized trees for regression, as scikit-learn's.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/ensemble/forest_regressor.hpp>
  *

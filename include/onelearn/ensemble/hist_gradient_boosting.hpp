@@ -1,5 +1,11 @@
 #pragma once
 /**
+ * \class onelearn::ensemble::HistGradientBoostingClassifier
+ * \brief Histogram-based gradient-boosted trees, as scikit-learn's HistGradientBoostingClassifier
+ * and Regressor.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/ensemble/hist_gradient_boosting.hpp>
  *
@@ -9,9 +15,9 @@
  * onelearn::Matrix<double> proba = clf.predict_proba(X_test);  // n x n_classes
  * double accuracy = clf.score(X_test, y_test);
  *
- * onelearn::ensemble::HistGradientBoostingRegressor<float> reg({.learning_rate = 0.05});
- * reg.fit(X, y);                                     // y: onelearn::Vector<float>
- * double r2 = reg.score(X_test, y_test);
+ * onelearn::ensemble::HistGradientBoostingRegressor<double> reg({.learning_rate = 0.05});
+ * reg.fit(X, targets);                               // targets: onelearn::Vector<double>
+ * double r2 = reg.score(X_test, targets_test);
  *
  * // Data-parallel: each rank passes its own rows (any number, none included); every rank ends
  * // with the same trees as one process fitted on the concatenated rows.

@@ -1,16 +1,19 @@
 #pragma once
 /**
+ * \class onelearn::exec::collectives
+ * \brief The operations every distributed policy derives from its primitives: shape and value
+ * agreement, error propagation.
+ * \ingroup policies
+ *
  * \code
- * class my_backend : public onelearn::exec::collectives<my_backend> {
- *  public:
- *   // the primitives of exec/policy.hpp
- * };
- * my_backend policy = ...;
+ * // A backend derives from collectives and writes only the primitives of exec/policy.hpp:
+ * //   class my_backend : public onelearn::exec::collectives<my_backend> { ... };
+ * // exec::mpi and exec::ucx are written so:
+ * onelearn::exec::mpi policy{comm};
  * policy.check_same_shape("the number of features of X", std::array<std::int64_t, 1>{n});
  * policy.propagate_errors([&] { validate(X); });  // throws on every rank if it throws on one
- * \endcode
- *
  * policy.check_same_values("Ridge.fit", std::array{exec::NamedValue{"alpha", "0.5"}});
+ * \endcode
  *
  * exec::collectives<Derived>: the operations every distributed policy derives from its
  * primitives (exec/policy.hpp), written once; a backend inherits it (CRTP) and gets

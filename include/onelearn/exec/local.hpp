@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::exec::local onelearn/exec/local.hpp
+ * \brief The one-process execution policy, the default: every collective compiles away.
+ * \ingroup policies
+ *
  * \code
  * #include <onelearn/exec/local.hpp>
  *

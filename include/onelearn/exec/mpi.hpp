@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::exec::mpi onelearn/exec/mpi.hpp
+ * \brief Data-parallel execution across the ranks of an MPI communicator the application owns.
+ * \ingroup policies
+ *
  * \code
  * #include <onelearn/exec/mpi.hpp>   // link with MPI
  *
@@ -10,7 +14,7 @@
  * ridge.fit(my_X, my_y);             // each rank its own rows; all ranks end with the same model
  *
  * policy.set_step("epoch", 3, "batch", 17);    // named in the message if a collective hangs
- * std::vector<float> gradient = ...;
+ * std::vector<float> gradient(1000);
  * policy.allreduce(std::span(gradient), onelearn::exec::reduce_op::sum);
  * \endcode
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief The ExecutionPolicy concept: the collective primitives onelearn's algorithms are written
+ * against.
+ * \ingroup policies
+ *
  * What an execution policy is: the collective primitives onelearn's algorithms are written
  * against, and the operations derived from them.
  *
@@ -48,9 +53,9 @@
  * 3. `class <name> : public collectives<<name>>` for check_same_shape, propagate_errors and
  *    check_same_values (their messages are then those of every other backend).
  * 4. `static_assert(ExecutionPolicy<<name>>);` after the class.
- * 5. One line in cmake/onelearnComponents.cmake: onelearn_component(<name> FIND <its lookup>
- *    FOUND <variable> LINKS <libraries>), which makes the target onelearn::<name>, installs it
- *    and answers find_package(onelearn COMPONENTS <name>).
+ * 5. One line in cmake/onelearnComponents.cmake: `onelearn_component(<name> FIND <its lookup>
+ *    FOUND <variable> LINKS <libraries>)`, which makes the target `onelearn::<name>`, installs
+ *    it and answers `find_package(onelearn COMPONENTS <name>)`.
  * 6. Tests: copy tests/mpi/test_exec_ucx.cpp (every collective against exec::mpi's result,
  *    the agreement checks, split, the non-blocking requests, tune::run on sub-groups, estimator
  *    and nn::Sequential fits against their exec::mpi fits) into tests/mpi/.

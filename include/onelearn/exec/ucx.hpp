@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::exec::ucx onelearn/exec/ucx.hpp
+ * \brief exec::mpi's interface with the data moved by UCX (shared memory on one host, RDMA across
+ * hosts).
+ * \ingroup policies
+ *
  * \code
  * #include <onelearn/exec/ucx.hpp>   // link with -lucp -lucs (and MPI)
  *
@@ -9,7 +14,7 @@
  *   // or: onelearn::exec::ucx policy{comm, {.timeout = std::chrono::seconds(30)}};
  *   onelearn::linear_model::Ridge<double, onelearn::exec::ucx> ridge({.alpha = 1.0}, policy);
  *   ridge.fit(my_X, my_y);                                         // each rank its own rows
- *   std::vector<float> gradient = ...;
+ *   std::vector<float> gradient(1000);
  *   policy.allreduce(std::span(gradient), onelearn::exec::reduce_op::sum);
  * }                                  // every copy of the policy gone before MPI_Finalize
  * MPI_Finalize();

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief write_file_atomically: a file is written whole or not at all.
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/atomic_file.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::io::ByteReader
+ * \brief The bounded reader of binary data: typed truncation errors instead of overruns.
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/byte_reader.hpp>
  *

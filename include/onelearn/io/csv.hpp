@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief load_csv: delimited text (CSV, RFC 4180) of numbers into a Dataset.
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/csv.hpp>
  *
@@ -38,7 +42,7 @@
  * column, a number beyond float's range, a missing value in an integer column, no data rows.
  * The line of a record or a field is the line where it starts, when quoted line ends make it
  * span several. Text taken from the file (a field, a column name) is shown with non-printable
- * bytes as \xHH, so that a NUL byte does not cut the message short.
+ * bytes as `\xHH`, so that a NUL byte does not cut the message short.
  */
 
 #include <Eigen/Core>

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief The data file formats in one include: .npy, CSV and tables with text columns.
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/io.hpp>
  *

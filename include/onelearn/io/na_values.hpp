@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief The cells the CSV readers take as missing values.
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/na_values.hpp>
  *

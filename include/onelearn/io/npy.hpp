@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief load_npy and save_npy: NumPy's .npy format.
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/npy.hpp>
  *
@@ -27,7 +31,7 @@
  * string, an unsupported version or dtype, a malformed header, a truncated file, an array of
  * the wrong rank for M, a value that does not convert exactly or (into float32) is out of
  * range; bytes taken from the file (the magic string, the header, the dtype) are shown with
- * non-printable bytes as \xHH. For save_npy, a temporary file that cannot be created or
+ * non-printable bytes as `\xHH`. For save_npy, a temporary file that cannot be created or
  * written, or a rename that fails.
  */
 

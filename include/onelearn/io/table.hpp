@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::io::Table
+ * \brief read_table: a CSV file into named numeric and text columns.
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/table.hpp>
  *

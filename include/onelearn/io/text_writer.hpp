@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief The one writer of JSON and CSV text (search and tune results).
+ * \ingroup io
+ *
  * \code
  * #include <onelearn/io/text_writer.hpp>
  *
@@ -17,8 +21,8 @@
  *
  * - number_text: the shortest text that reads back as the same double (std::to_chars), and
  *   "nan", "inf", "-inf" for the values that have no JSON number.
- * - json_string: a JSON string literal: quotes and backslashes escaped, \n \r \t by name,
- *   every other byte below 0x20 as \u00XX; other bytes (UTF-8) as they are.
+ * - json_string: a JSON string literal: quotes and backslashes escaped, `\n` `\r` `\t` by name,
+ *   every other byte below 0x20 as `\u00XX`; other bytes (UTF-8) as they are.
  * - json_number: number_text, or null for NaN and the infinities (JSON has no such numbers).
  * - csv_field and CsvWriter: fields quoted as RFC 4180 asks when they hold a comma, a double
  *   quote or a line break (quotes doubled inside), rows ended by "\n".

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::linear_model::ElasticNet
+ * \brief Least squares with a combined L1 and L2 penalty, as scikit-learn's ElasticNet.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/linear_model/elastic_net.hpp>
  *
@@ -9,7 +13,7 @@
  * double r2 = enet.score(X_test, y_test);
  *
  * // Data-parallel: each rank passes its own rows; every rank ends with the same model.
- * onelearn::linear_model::ElasticNet<float, onelearn::exec::mpi> dist(
+ * onelearn::linear_model::ElasticNet<double, onelearn::exec::mpi> dist(
  *     {.alpha = 0.1, .l1_ratio = 0.7}, onelearn::exec::mpi{comm});
  * dist.fit(my_X, my_y);
  * \endcode

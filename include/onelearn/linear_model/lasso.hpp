@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::linear_model::Lasso
+ * \brief Least squares with an L1 penalty, as scikit-learn's Lasso.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/linear_model/lasso.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::linear_model::LinearRegression
+ * \brief Ordinary least squares, as scikit-learn's LinearRegression.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/linear_model/linear_regression.hpp>
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::linear_model::LogisticRegression
+ * \brief L2-regularised logistic regression (L-BFGS), as scikit-learn's LogisticRegression.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/linear_model/logistic_regression.hpp>
  *
@@ -8,11 +13,11 @@
  * onelearn::Labels predicted = clf.predict(X_test);   // values taken from clf.classes()
  * onelearn::Matrix<double> proba = clf.predict_proba(X_test);  // n x n_classes
  * double accuracy = clf.score(X_test, y_test);
- * if (!clf.converged()) { ... }                       // scikit-learn's ConvergenceWarning
+ * if (!clf.converged()) clf.set_params({{"max_iter", 5000}});  // ConvergenceWarning: fit again
  *
  * // Data-parallel: each rank passes its own rows (a rank may lack some classes, or all rows);
  * // every rank takes the same optimizer steps and ends with the same model.
- * onelearn::linear_model::LogisticRegression<float, onelearn::exec::mpi> dist(
+ * onelearn::linear_model::LogisticRegression<double, onelearn::exec::mpi> dist(
  *     {}, onelearn::exec::mpi{comm});
  * dist.fit(my_X, my_y);
  * \endcode

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::linear_model::Ridge
+ * \brief Least squares with an L2 penalty, as scikit-learn's Ridge.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/linear_model/ridge.hpp>
  *

@@ -1,5 +1,11 @@
 #pragma once
 /**
+ * \class onelearn::linear_model::SGDClassifier
+ * \brief A linear classifier fitted by stochastic gradient descent, as scikit-learn's
+ * SGDClassifier.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/linear_model/sgd_classifier.hpp>
  *
@@ -10,7 +16,7 @@
  * double accuracy = sgd.score(X_test, y_test);
  *
  * // Out of core: one epoch per call; the first call names every class.
- * onelearn::linear_model::SGDClassifier<float> online;
+ * onelearn::linear_model::SGDClassifier<double> online;
  * online.partial_fit(X_batch, y_batch, all_classes);
  * online.partial_fit(X_next, y_next);
  *

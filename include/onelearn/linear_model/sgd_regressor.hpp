@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::linear_model::SGDRegressor
+ * \brief A linear regressor fitted by stochastic gradient descent, as scikit-learn's SGDRegressor.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/linear_model/sgd_regressor.hpp>
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief accuracy_score: the fraction of correctly predicted labels.
+ * \ingroup metrics
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/metrics/accuracy_score.hpp>
  *

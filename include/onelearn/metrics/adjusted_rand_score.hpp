@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief adjusted_rand_score: the Rand index adjusted for chance.
+ * \ingroup metrics
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/metrics/adjusted_rand_score.hpp>
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief confusion_matrix: counts of true against predicted labels.
+ * \ingroup metrics
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/metrics/confusion_matrix.hpp>
  *

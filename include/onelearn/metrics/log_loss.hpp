@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief log_loss: the cross-entropy of predicted probabilities.
+ * \ingroup metrics
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/metrics/log_loss.hpp>
  *

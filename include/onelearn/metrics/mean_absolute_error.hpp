@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief mean_absolute_error: the mean of the absolute errors.
+ * \ingroup metrics
+ *
  * \code
  * #include <onelearn/metrics/mean_absolute_error.hpp>
  *

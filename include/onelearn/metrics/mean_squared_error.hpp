@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief mean_squared_error: the mean of the squared errors (or its root).
+ * \ingroup metrics
+ *
  * \code
  * #include <onelearn/metrics/mean_squared_error.hpp>
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief precision_score, recall_score, f1_score, fbeta_score and precision_recall_fscore.
+ * \ingroup metrics
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/metrics/precision_recall_f1.hpp>
  *
@@ -25,7 +30,7 @@
  *
  * and `average` combines the classes: "binary" reports the class `pos_label` only; "micro"
  * sums tp and the counts over the classes first (so micro precision = micro recall = accuracy);
- * "macro" is the unweighted mean over the classes; "weighted" the mean weighted by #true c.
+ * "macro" is the unweighted mean over the classes; "weighted" the mean weighted by \#true c.
  * The classes are the sorted union of the labels in y_true and y_pred (over every rank).
  *
  * Zero division: a ratio whose denominator is 0 (a class never predicted, never true) is 0, and
@@ -222,7 +227,7 @@ PrecisionRecallFScore precision_recall_fscore(const LabelsRef& y_true, const Lab
                                                  sample_weight, beta, options, exec);
 }
 
-/// tp / #predicted: of the samples predicted as a class, the share that is of that class.
+/// tp / \#predicted: of the samples predicted as a class, the share that is of that class.
 template <exec::ExecutionPolicy Exec = exec::local>
 double precision_score(const LabelsRef& y_true, const LabelsRef& y_pred,
                        const PrecisionRecallOptions& options = {}, const Exec& exec = {}) {
@@ -240,7 +245,7 @@ double precision_score(const LabelsRef& y_true, const LabelsRef& y_pred,
       .precision;
 }
 
-/// tp / #true: of the samples of a class, the share predicted as that class.
+/// tp / \#true: of the samples of a class, the share predicted as that class.
 template <exec::ExecutionPolicy Exec = exec::local>
 double recall_score(const LabelsRef& y_true, const LabelsRef& y_pred,
                     const PrecisionRecallOptions& options = {}, const Exec& exec = {}) {

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief r2_score: the coefficient of determination.
+ * \ingroup metrics
+ *
  * \code
  * #include <onelearn/metrics/r2_score.hpp>
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief roc_auc_score: the area under the ROC curve of a binary problem.
+ * \ingroup metrics
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/metrics/roc_auc_score.hpp>
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief silhouette_score: the mean silhouette coefficient of a clustering.
+ * \ingroup metrics
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/metrics/silhouette_score.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief cross_validate and cross_val_score: k-fold evaluation of an estimator.
+ * \ingroup model_selection
+ *
  * \code
  * #include <onelearn/model_selection/cross_validate.hpp>
  * namespace ms = onelearn::model_selection;

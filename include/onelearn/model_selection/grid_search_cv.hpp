@@ -1,17 +1,22 @@
 #pragma once
 /**
+ * \class onelearn::model_selection::GridSearchCV
+ * \brief Exhaustive cross-validated search over a parameter grid, as scikit-learn's GridSearchCV.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/model_selection/grid_search_cv.hpp>
  * namespace ms = onelearn::model_selection;
  *
- * auto pipe = onelearn::pipeline::make_pipeline(StandardScaler<double>(),
- *                                               LogisticRegression<double>());
+ * auto pipe = onelearn::pipeline::make_pipeline(
+ *     onelearn::preprocessing::StandardScaler<double>(),
+ *     onelearn::linear_model::LogisticRegression<double>());
  * ms::GridSearchCV search(pipe, {{"logisticregression__C", {0.01, 0.1, 1.0, 10.0}}},
  *                         {.cv = ms::StratifiedKFold({.n_splits = 5}), .scoring = "accuracy"});
  * search.fit(X, labels);
  * double C = std::get<double>(search.best_params().front().second);
  * double best = search.best_score();                 // mean cross-validated score
- * Labels predicted = search.predict(X_test);          // best_estimator(), refitted on all of X
+ * onelearn::Labels predicted = search.predict(X_test);  // best_estimator(), refitted on all of X
  * const ms::CVResults& table = search.cv_results();   // mean_test_score, rank_test_score, ...
  * table.to_csv("results.csv");                        // or to_json
  *
@@ -60,7 +65,7 @@
  *   `best_index()`, `best_estimator()` (refit only), `n_splits()`, `candidates()` (available
  *   from construction), `cv_results()` (CVResults: per candidate `params`,
  *   `mean_test_score`, `std_test_score`, `rank_test_score`, `split_test_scores[i]`
- *   (scikit-learn's split<i>_test_score), `mean_fit_time`, `std_fit_time`, `mean_score_time`,
+ *   (scikit-learn's `split<i>_test_score`), `mean_fit_time`, `std_fit_time`, `mean_score_time`,
  *   `std_score_time`; `column(name)` by scikit-learn's column name; `to_csv(path)` and
  *   `to_json(path)`, written to a temporary file and renamed).
  * - predict, predict_proba, score, transform: forwarded to best_estimator().

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::model_selection::HalvingGridSearchCV
+ * \brief Successive halving over a parameter grid, as scikit-learn's HalvingGridSearchCV.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/model_selection/halving_grid_search_cv.hpp>
  * namespace ms = onelearn::model_selection;
@@ -9,7 +13,7 @@
  *     {{"alpha", {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0}}},
  *     {.cv = ms::KFold({.n_splits = 5}), .factor = 3, .random_state = 0});
  * search.fit(X, y);                                   // 331 rows: 10 candidates on 36 samples,
- * std::vector<ms::index_t> r = search.n_resources();  // 4 on 108, 2 on 324: {36, 108, 324}
+ * std::vector<onelearn::index_t> r = search.n_resources();  // 4 on 108, 2 on 324: {36, 108, 324}
  * double alpha = std::get<double>(search.best_params().front().second);
  * const ms::CVResults& table = search.cv_results();   // every iteration's rows, with the
  * table.to_csv("halving.csv");                        // "iter" and "n_resources" columns

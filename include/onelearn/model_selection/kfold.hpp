@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief KFold, StratifiedKFold and GroupKFold: the k-fold cross-validation splitters.
+ * \ingroup model_selection
+ *
  * \code
  * #include <onelearn/model_selection/kfold.hpp>
  * using namespace onelearn::model_selection;

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::model_selection::RandomizedSearchCV
+ * \brief Cross-validated search over parameter settings drawn from distributions, as scikit-learn's
+ * RandomizedSearchCV.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/model_selection/randomized_search_cv.hpp>
  * namespace ms = onelearn::model_selection;

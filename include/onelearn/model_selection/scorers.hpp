@@ -1,12 +1,16 @@
 #pragma once
 /**
+ * \file
+ * \brief scikit-learn's named scorers, as the searches and cross_validate take them.
+ * \ingroup model_selection
+ *
  * \code
  * #include <onelearn/model_selection/scorers.hpp>
  * namespace ms = onelearn::model_selection;
  *
  * ms::check_scoring<decltype(clf), onelearn::Labels>("my_search", "f1_macro");  // before fitting
- * double f1 = ms::score_with("f1_macro", clf, X_test, y_test);   // clf: a fitted classifier
- * double nll = ms::score_with("neg_log_loss", clf, X_test, y_test);
+ * double f1 = ms::score_with("f1_macro", clf, X_test, labels_test);   // clf: a fitted classifier
+ * double nll = ms::score_with("neg_log_loss", clf, X_test, labels_test);
  * double r2 = ms::score_with("r2", ridge, X_test, y_test);      // y_test: Vector<T>
  * double own = ms::score_with("", ridge, X_test, y_test);       // "": the estimator's score()
  * \endcode

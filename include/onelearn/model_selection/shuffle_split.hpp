@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief ShuffleSplit, StratifiedShuffleSplit and train_test_split: random train/test splits.
+ * \ingroup model_selection
+ *
  * \code
  * #include <onelearn/model_selection/shuffle_split.hpp>
  * using namespace onelearn::model_selection;

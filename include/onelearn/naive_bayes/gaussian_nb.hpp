@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::naive_bayes::GaussianNB
+ * \brief Gaussian naive Bayes, as scikit-learn's GaussianNB.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/naive_bayes/gaussian_nb.hpp>
  *
@@ -12,7 +17,7 @@
  * // Data-parallel: each rank passes its own rows (a rank may lack some classes, or all rows);
  * // every rank ends with the same model.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::naive_bayes::GaussianNB<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::naive_bayes::GaussianNB<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X, my_y);
  * \endcode
  *

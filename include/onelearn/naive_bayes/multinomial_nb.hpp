@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::naive_bayes::MultinomialNB
+ * \brief Naive Bayes for counts, as scikit-learn's MultinomialNB.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/naive_bayes/multinomial_nb.hpp>
  *
@@ -13,7 +18,7 @@
  * // Data-parallel: each rank passes its own rows (a rank may lack some classes, or all rows);
  * // every rank ends with the same model.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::naive_bayes::MultinomialNB<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::naive_bayes::MultinomialNB<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X, my_y);
  * \endcode
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::neighbors::KNeighborsClassifier
+ * \brief k-nearest-neighbour vote, as scikit-learn's KNeighborsClassifier.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/neighbors/k_neighbors_classifier.hpp>
  *
@@ -13,7 +18,7 @@
  * // Data-parallel: the training rows stay sharded (a rank may hold no rows); then every rank
  * // passes the SAME queries and gets the same predictions.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::neighbors::KNeighborsClassifier<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::neighbors::KNeighborsClassifier<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X, my_y);
  * onelearn::Labels everywhere = dist.predict(all_queries);
  * \endcode

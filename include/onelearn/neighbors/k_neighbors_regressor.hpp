@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::neighbors::KNeighborsRegressor
+ * \brief k-nearest-neighbour regression, as scikit-learn's KNeighborsRegressor.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/neighbors/k_neighbors_regressor.hpp>
  *
@@ -12,9 +16,9 @@
  * // Data-parallel: the training rows stay sharded (a rank may hold no rows); then every rank
  * // passes the SAME queries and gets the same predictions.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::neighbors::KNeighborsRegressor<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::neighbors::KNeighborsRegressor<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X, my_y);
- * onelearn::Vector<float> everywhere = dist.predict(all_queries);
+ * onelearn::Vector<double> everywhere = dist.predict(all_queries);
  * \endcode
  *
  * neighbors::KNeighborsRegressor: k-nearest-neighbour regression, as scikit-learn's

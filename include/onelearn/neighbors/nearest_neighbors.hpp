@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::neighbors::NearestNeighbors
+ * \brief Unsupervised k-nearest-neighbour search, as scikit-learn's NearestNeighbors.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/neighbors/nearest_neighbors.hpp>
  *
@@ -12,7 +16,7 @@
  * // passes the SAME queries and gets the same answer, with indices into the concatenation of
  * // all ranks' rows (rank order).
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::neighbors::NearestNeighbors<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::neighbors::NearestNeighbors<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_rows);
  * auto [d, i] = dist.kneighbors(all_queries);
  * \endcode

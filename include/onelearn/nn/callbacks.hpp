@@ -1,5 +1,11 @@
 #pragma once
 /**
+ * \class onelearn::nn::EarlyStopping
+ * \brief Stops training when a monitored value stops improving, as Keras's EarlyStopping; the
+ * callback concept.
+ * \ingroup callbacks
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/callbacks.hpp>
  *

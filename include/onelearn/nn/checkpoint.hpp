@@ -1,5 +1,11 @@
 #pragma once
 /**
+ * \class onelearn::nn::ModelCheckpoint
+ * \brief Saves the whole training state during fit, for an exact resume, as Keras's
+ * ModelCheckpoint.
+ * \ingroup callbacks
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/sequential.hpp>   // includes this header
  *
@@ -12,7 +18,7 @@
  * // After a crash: a fresh model, compiled the same way, continues where the file left off,
  * // bit for bit as if training had never stopped.
  * auto fresh = make_model();
- * fresh.compile(...same optimizer and loss...);
+ * fresh.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});  // as before
  * fresh.fit(X, y, {.epochs = 10, .seed = 7, .resume_from = "run.olc"});
  * \endcode
  *

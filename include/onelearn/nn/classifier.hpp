@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::nn::KerasClassifier
+ * \brief A Keras-style network as a scikit-learn classifier, for pipelines and searches.
+ * \ingroup estimators
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/classifier.hpp>
  *

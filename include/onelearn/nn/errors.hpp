@@ -1,5 +1,10 @@
 #pragma once
-// The errors of the neural-network module beyond onelearn's common ones (core/errors.hpp).
+/**
+ * \file
+ * \ingroup nn
+ *
+ * The errors of the neural-network module beyond onelearn's common ones (core/errors.hpp).
+ */
 
 #include <stdexcept>
 #include <string>

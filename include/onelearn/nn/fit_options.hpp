@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::nn::FitOptions
+ * \brief The settings of Sequential::fit (Keras's fit arguments).
+ * \ingroup nn
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/fit_options.hpp>   // nn/sequential.hpp includes it
  *
@@ -34,6 +39,7 @@
  *   (default 0): see Data-parallel training.
  *
  * \par Data-parallel training (Exec = exec::mpi)
+ * <!-- example-context: nn -->
  * \code
  * nn::Sequential<float, exec::mpi> model{exec::mpi(comm), nn::Input({64}), nn::Dense(128, "relu"),
  *                                        nn::Dense(10)};

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::nn::Layer
+ * \brief The interface every layer implements; derive from it for a custom layer.
+ * \ingroup layers
+ *
+ * <!-- example-context: scope -->
  * \code
  * #include <onelearn/nn/layer.hpp>
  *
@@ -12,8 +17,9 @@
  *   onelearn::nn::TensorView<const T> forward(onelearn::nn::TensorView<const T> x, bool) override {
  *     y_.reshape(x.shape); y_.array() = 2 * x.array(); return y_.view();
  *   }
- *   onelearn::nn::TensorView<const T> backward(onelearn::nn::TensorView<const T> dy, bool) override
- * { dx_.reshape(dy.shape); dx_.array() = 2 * dy.array(); return dx_.view();
+ *   onelearn::nn::TensorView<const T> backward(onelearn::nn::TensorView<const T> dy,
+ *                                              bool) override {
+ *     dx_.reshape(dy.shape); dx_.array() = 2 * dy.array(); return dx_.view();
  *   }
  *  private:
  *   onelearn::nn::Tensor<T> y_, dx_;

@@ -1,11 +1,15 @@
 #pragma once
 /**
+ * \file
+ * \brief The losses, as Keras's: MeanSquaredError, MeanAbsoluteError, Huber, cross-entropies.
+ * \ingroup nn
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/losses.hpp>
  *
- * model.compile(onelearn::nn::Adam{}, onelearn::nn::SparseCategoricalCrossentropy{.from_logits =
- * true},
- *               {"accuracy"});
+ * model.compile(onelearn::nn::Adam{},
+ *               onelearn::nn::SparseCategoricalCrossentropy{.from_logits = true}, {"accuracy"});
  * model.compile(onelearn::nn::SGD{}, onelearn::nn::Huber{.delta = 0.5});
  * \endcode
  *

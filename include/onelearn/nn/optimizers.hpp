@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief The optimizers: SGD, Adam, AdamW, RMSprop, Adagrad.
+ * \ingroup nn
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/optimizers.hpp>
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::nn::ProgressBar
+ * \brief Keras's progress bar (verbose=1) as a callback.
+ * \ingroup callbacks
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/progress_bar.hpp>
  *
@@ -10,7 +15,7 @@
  * \endcode
  *
  * nn::ProgressBar: Keras's progress bar (verbose=1). Each epoch starts with `Epoch 3/10`; then,
- * on a terminal, one line is redrawn in place (with '\r') after the batches:
+ * on a terminal, one line is redrawn in place (with a carriage return) after the batches:
  *
  *     120/235 [==============>...............] - ETA: 2s - loss: 0.3120 - accuracy: 0.9051
  *

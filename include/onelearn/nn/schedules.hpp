@@ -1,12 +1,19 @@
 #pragma once
 /**
+ * \file
+ * \brief Learning-rate schedules, as Keras's LearningRateSchedule.
+ * \ingroup nn
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/schedules.hpp>
  *
  * namespace nn = onelearn::nn;
- * nn::Adam adam{.learning_rate = nn::CosineDecay{.initial_learning_rate = 1e-3, .decay_steps =
- * 1000}}; nn::SGD sgd{.learning_rate = nn::LinearWarmup{.warmup_steps = 100, .after =
- * nn::ExponentialDecay{0.1, 500, 0.5}}}; \endcode
+ * nn::Adam adam{.learning_rate = nn::CosineDecay{.initial_learning_rate = 1e-3,
+ *                                              .decay_steps = 1000}};
+ * nn::SGD sgd{.learning_rate = nn::LinearWarmup{.warmup_steps = 100,
+ *                                               .after = nn::ExponentialDecay{0.1, 500, 0.5}}};
+ * \endcode
  *
  * Learning-rate schedules: functions of the optimizer step (0 for the first update), as Keras's
  * LearningRateSchedule. A nn::LearningRate is a constant or any callable

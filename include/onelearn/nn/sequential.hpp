@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::nn::Sequential
+ * \brief A stack of layers trained by mini-batch gradient descent, as Keras's Sequential.
+ * \ingroup nn
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/sequential.hpp>
  *
@@ -14,9 +19,10 @@
  * nn::History history = model.fit(X_train, y_train,             // y_train: labels 0..9
  *                                 {.epochs = 30, .batch_size = 32, .seed = 7,
  *                                  .validation_split = 0.1},
- *                                 nn::EarlyStopping({.patience = 5, .restore_best_weights =
- * true})); auto scores = model.evaluate(X_test, y_test);                 // {"loss": ...,
- * "accuracy": ...} onelearn::Labels predicted = model.predict_classes(X_test);
+ *                                 nn::EarlyStopping({.patience = 5,
+ *                                                    .restore_best_weights = true}));
+ * auto scores = model.evaluate(X_test, y_test);  // {"loss": ..., "accuracy": ...}
+ * onelearn::Labels predicted = model.predict_classes(X_test);
  * onelearn::Matrix<float> logits = model.predict(X_test);
  * \endcode
  *
@@ -39,6 +45,7 @@
  * nn/fit_options.hpp.
  *
  * \par Data-parallel training (Exec = exec::mpi)
+ * <!-- example-context: nn -->
  * \code
  * nn::Sequential<float, exec::mpi> model{exec::mpi(comm), nn::Input({64}), nn::Dense(10)};
  * model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});

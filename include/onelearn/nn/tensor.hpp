@@ -1,11 +1,16 @@
 #pragma once
-// nn::Shape, nn::TensorView and nn::Tensor: what flows between the layers of a network.
-//
-// A tensor is a row-major buffer and a shape whose first dimension is the batch. Layers of any
-// rank (Dense on (batch, features), Conv2D later on (batch, C, H, W)) share this one type, so
-// the layer interface stays virtual and rank-agnostic, and the matrix kernels see the buffer as
-// a (batch x features) Eigen::Map without a copy. See the design notes in nn/layer.hpp for why
-// this is not xt::xtensor.
+/**
+ * \file
+ * \ingroup nn
+ *
+ * nn::Shape, nn::TensorView and nn::Tensor: what flows between the layers of a network.
+ *
+ * A tensor is a row-major buffer and a shape whose first dimension is the batch. Layers of any
+ * rank (Dense on (batch, features), Conv2D later on (batch, C, H, W)) share this one type, so
+ * the layer interface stays virtual and rank-agnostic, and the matrix kernels see the buffer as
+ * a (batch x features) Eigen::Map without a copy. See the design notes in nn/layer.hpp for why
+ * this is not xt::xtensor.
+ */
 
 #include <algorithm>
 #include <array>

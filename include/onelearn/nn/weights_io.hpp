@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \file
+ * \brief The binary file behind save_weights, load_weights and checkpoints.
+ * \ingroup nn
+ *
+ * <!-- example-context: nn -->
  * \code
  * #include <onelearn/nn/sequential.hpp>   // Sequential::save_weights / load_weights use this
  *

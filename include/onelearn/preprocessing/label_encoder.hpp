@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::LabelEncoder
+ * \brief Maps labels to 0..k-1, as scikit-learn's LabelEncoder.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/preprocessing/label_encoder.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::MaxAbsScaler
+ * \brief Divides each feature by its largest absolute value, as scikit-learn's MaxAbsScaler.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/preprocessing/max_abs_scaler.hpp>
  *
@@ -9,7 +13,7 @@
  *
  * // Data-parallel: each rank passes its own rows (possibly none).
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::preprocessing::MaxAbsScaler<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::preprocessing::MaxAbsScaler<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X);
  * \endcode
  *

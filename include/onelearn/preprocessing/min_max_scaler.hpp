@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::MinMaxScaler
+ * \brief Maps each feature linearly onto a range, as scikit-learn's MinMaxScaler.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/preprocessing/min_max_scaler.hpp>
  *
@@ -11,7 +15,7 @@
  * // Data-parallel: each rank passes its own rows (possibly none); every rank ends with the
  * // scaler fitted on all of them.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::preprocessing::MinMaxScaler<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::preprocessing::MinMaxScaler<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X);
  * \endcode
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::Normalizer
+ * \brief Scales each sample to unit norm, as scikit-learn's Normalizer.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/preprocessing/normalizer.hpp>
  *
@@ -8,7 +12,7 @@
  *
  * // Data-parallel: fit only checks that all ranks agree on the number of features.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::preprocessing::Normalizer<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::preprocessing::Normalizer<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X);
  * \endcode
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::OneHotEncoder
+ * \brief Encodes categorical columns as indicator columns, as scikit-learn's OneHotEncoder.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/preprocessing/one_hot_encoder.hpp>
  *
@@ -16,7 +20,7 @@
  *
  * // Data-parallel: each rank passes its own rows; categories are gathered from every rank.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::preprocessing::OneHotEncoder<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::preprocessing::OneHotEncoder<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X);
  * \endcode
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::PolynomialFeatures
+ * \brief All products of the features up to a degree, as scikit-learn's PolynomialFeatures.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/preprocessing/polynomial_features.hpp>
  *
@@ -9,7 +13,7 @@
  *
  * // Data-parallel: fit only checks that all ranks agree on the number of features.
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::preprocessing::PolynomialFeatures<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::preprocessing::PolynomialFeatures<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X);
  * \endcode
  *

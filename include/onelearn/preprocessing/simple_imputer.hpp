@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::SimpleImputer
+ * \brief Replaces missing values with a per-column statistic, as scikit-learn's SimpleImputer.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/preprocessing/simple_imputer.hpp>
  *
@@ -15,7 +19,7 @@
  * // Data-parallel: each rank passes its own rows (possibly none); every rank ends with the
  * // statistics of all rows, exactly (the median too).
  * onelearn::exec::mpi policy{comm};  // the application's communicator
- * onelearn::preprocessing::SimpleImputer<float, onelearn::exec::mpi> dist({}, policy);
+ * onelearn::preprocessing::SimpleImputer<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X);
  * \endcode
  *

@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::preprocessing::StandardScaler
+ * \brief Removes each feature's mean and divides by its standard deviation, as scikit-learn's
+ * StandardScaler.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/preprocessing/standard_scaler.hpp>
  *

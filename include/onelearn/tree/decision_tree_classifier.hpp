@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::tree::DecisionTreeClassifier
+ * \brief A classification tree, as scikit-learn's DecisionTreeClassifier.
+ * \ingroup estimators
+ *
+ * <!-- example-context: classification -->
  * \code
  * #include <onelearn/tree/decision_tree_classifier.hpp>
  *
@@ -12,7 +17,8 @@
  *
  * // Rows spread over ranks: every rank passes its own rows and ends with the same tree, the
  * // tree one process grows on all rows in rank order.
- * onelearn::tree::DecisionTreeClassifier<double, onelearn::exec::mpi> dist({}, {comm});
+ * onelearn::tree::DecisionTreeClassifier<double, onelearn::exec::mpi> dist(
+ *     {}, onelearn::exec::mpi{comm});
  * dist.fit(my_X, my_y);
  * \endcode
  *

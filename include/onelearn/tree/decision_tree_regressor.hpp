@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::tree::DecisionTreeRegressor
+ * \brief A regression tree, as scikit-learn's DecisionTreeRegressor.
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/tree/decision_tree_regressor.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief tune::ablation: a leave-one-component-out study.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/ablation.hpp>
  * namespace tune = onelearn::tune;

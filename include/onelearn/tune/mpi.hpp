@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief tune::run and tune::ablation under exec::mpi, in one include.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/mpi.hpp>  // needs MPI; the application owns MPI_Init
  * namespace tune = onelearn::tune;

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::tune::Results
+ * \brief The table of a search, one row per trial.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/results.hpp>
  *

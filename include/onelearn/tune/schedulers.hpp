@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief MedianStoppingRule and ASHA: early stopping of poor trials.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/schedulers.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief Grid, random and TPE searchers: what proposes the next trials.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/searchers.hpp>
  *

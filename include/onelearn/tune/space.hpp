@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::tune::Space
+ * \brief The hyper-parameters a search draws, each with a distribution.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/space.hpp>
  *

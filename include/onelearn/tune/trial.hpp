@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief tune::Trial and tune::Reporter: what a training function receives.
+ * \ingroup tuning
+ *
  * \code
  * #include <onelearn/tune/trial.hpp>
  *

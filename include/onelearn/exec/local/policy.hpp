@@ -1,6 +1,11 @@
 #pragma once
-// exec::local's class: one process. Every collective is an inline no-op (or a copy), so code
-// written for the distributed policies costs nothing here. Entry header: onelearn/exec/local.hpp.
+/**
+ * \file
+ * \ingroup policies
+ *
+ * exec::local's class: one process. Every collective is an inline no-op (or a copy), so code
+ * written for the distributed policies costs nothing here. Entry header: onelearn/exec/local.hpp.
+ */
 
 #include <algorithm>
 #include <cstddef>

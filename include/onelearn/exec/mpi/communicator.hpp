@@ -1,7 +1,12 @@
 #pragma once
-// What exec::mpi and exec::ucx share about MPI: the datatypes and operations of onelearn's
-// element types, the error check of MPI calls, and a communicator owned by the policies that
-// share it (exec::mpi::split, exec::ucx's duplicate of the communicator it was built on).
+/**
+ * \file
+ * \ingroup policies
+ *
+ * What exec::mpi and exec::ucx share about MPI: the datatypes and operations of onelearn's
+ * element types, the error check of MPI calls, and a communicator owned by the policies that
+ * share it (exec::mpi::split, exec::ucx's duplicate of the communicator it was built on).
+ */
 
 #include <mpi.h>
 

@@ -1,6 +1,11 @@
 #pragma once
-// exec::mpi's class and its request (the documentation is in the entry header,
-// onelearn/exec/mpi.hpp).
+/**
+ * \file
+ * \ingroup policies
+ *
+ * exec::mpi's class and its request (the documentation is in the entry header,
+ * onelearn/exec/mpi.hpp).
+ */
 
 #include <mpi.h>
 

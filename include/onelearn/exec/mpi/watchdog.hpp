@@ -1,20 +1,25 @@
 #pragma once
-// The thread that ends the process when a blocking MPI call overruns its deadline: exec::mpi's
-// timeout with on_timeout = abort (the default).
-//
-// Why a thread: a blocking MPI collective cannot be interrupted, and its non-blocking form is
-// slower. Open MPI 4.1's MPI_Iallreduce (libnbc) + MPI_Test takes about twice as long as
-// MPI_Allreduce from 4 KiB up (2 ranks of one host: 4 KiB 6.8 us against 1.0, 1 MiB 247 against
-// 121, 4 MiB 1.35 ms against 0.51). So the collectives stay blocking, and this thread watches
-// their deadlines, as PyTorch's NCCL watchdog does: when one passes, it prints the caller's
-// message to stderr and ends the process with exit status 1, which makes the MPI launcher end
-// the job (a process that exits without MPI_Finalize). It never calls MPI itself: the
-// application's MPI may be initialized for one thread only.
-//
-// Cost per watched call: two uncontended mutex lock/unlock pairs (tens of nanoseconds). The
-// thread wakes every `mpi_watchdog_period` to compare deadlines; it is started at the first
-// watched call and never stopped (it must outlive every policy, static ones included), so the
-// watchdog object is never destroyed either.
+/**
+ * \file
+ * \ingroup policies
+ *
+ * The thread that ends the process when a blocking MPI call overruns its deadline: exec::mpi's
+ * timeout with on_timeout = abort (the default).
+ *
+ * Why a thread: a blocking MPI collective cannot be interrupted, and its non-blocking form is
+ * slower. Open MPI 4.1's MPI_Iallreduce (libnbc) + MPI_Test takes about twice as long as
+ * MPI_Allreduce from 4 KiB up (2 ranks of one host: 4 KiB 6.8 us against 1.0, 1 MiB 247 against
+ * 121, 4 MiB 1.35 ms against 0.51). So the collectives stay blocking, and this thread watches
+ * their deadlines, as PyTorch's NCCL watchdog does: when one passes, it prints the caller's
+ * message to stderr and ends the process with exit status 1, which makes the MPI launcher end
+ * the job (a process that exits without MPI_Finalize). It never calls MPI itself: the
+ * application's MPI may be initialized for one thread only.
+ *
+ * Cost per watched call: two uncontended mutex lock/unlock pairs (tens of nanoseconds). The
+ * thread wakes every `mpi_watchdog_period` to compare deadlines; it is started at the first
+ * watched call and never stopped (it must outlive every policy, static ones included), so the
+ * watchdog object is never destroyed either.
+ */
 
 #include <algorithm>
 #include <chrono>

@@ -1,13 +1,18 @@
 #pragma once
-// exec::ucx's collective algorithms on the tagged messages of ucx_transport.
-//
-// All-reduce: recursive doubling below ucx_options::small_message_bytes (log2 p latency-bound
-// exchanges; a non-power-of-two count folds the extra ranks in first and out last), the ring
-// above it (reduce-scatter then all-gather, 2 (p-1)/p of the data sent per rank, the minimum),
-// chunked so that the reduction of one chunk overlaps with the transfer of the next and each
-// reduced chunk is forwarded at once. Both give bit-identical results on every rank: in
-// recursive doubling both partners combine op(lower rank's value, higher rank's value); in the
-// ring each segment is reduced once, on one rank, and then only copied.
+/**
+ * \file
+ * \ingroup policies
+ *
+ * exec::ucx's collective algorithms on the tagged messages of ucx_transport.
+ *
+ * All-reduce: recursive doubling below ucx_options::small_message_bytes (log2 p latency-bound
+ * exchanges; a non-power-of-two count folds the extra ranks in first and out last), the ring
+ * above it (reduce-scatter then all-gather, 2 (p-1)/p of the data sent per rank, the minimum),
+ * chunked so that the reduction of one chunk overlaps with the transfer of the next and each
+ * reduced chunk is forwarded at once. Both give bit-identical results on every rank: in
+ * recursive doubling both partners combine op(lower rank's value, higher rank's value); in the
+ * ring each segment is reduced once, on one rank, and then only copied.
+ */
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,10 @@
 #pragma once
-// exec::ucx's class (the documentation is in the entry header, onelearn/exec/ucx.hpp).
+/**
+ * \file
+ * \ingroup policies
+ *
+ * exec::ucx's class (the documentation is in the entry header, onelearn/exec/ucx.hpp).
+ */
 
 #include <mpi.h>
 

@@ -1,33 +1,40 @@
 #pragma once
-// exec::ucx's shared-memory segments: when every rank is on one host, each rank maps a staging
-// segment through UCX (ucp_mem_map with UCP_MEM_MAP_ALLOCATE, which places it in posix/sysv
-// shared memory) and the others map it into their own address space (ucp_rkey_ptr). The
-// all-reduce then moves data with plain loads and stores: no message, no system call, no
-// rendezvous. Why: on one host the tagged ring pays, per chunk, a process_vm_readv into a
-// scratch buffer plus the reduction, both on the rank's own core, and that bounded a 4 MiB
-// all-reduce at 1.7x MPI_Allreduce. Here each rank reduces its part of the data reading the
-// peers' staged copies in place, and the peers copy the result straight out of its segment.
-//
-// One round of the all-reduce moves one block of at most `capacity` bytes (a message larger
-// than that takes several rounds; each round is self-contained). With p ranks, the block cut
-// into p parts, rank r:
-//   1. waits until every peer has released the previous round (so its segment is free), copies
-//      the parts of its data that other ranks reduce into its segment, and posts `arrived`;
-//   2. waits for every peer's `arrived`, reduces its own part in rank order (its own data
-//      read from the caller's buffer, the peers' from their segments), writing the result both
-//      to the caller's buffer and to its segment, and posts `reduced`;
-//   3. waits for each peer's `reduced`, copies that peer's part of the result out of the
-//      peer's segment, and posts `released`.
-// Per rank that is (p-1)/p of the block copied in, 1/p reduced, (p-1)/p copied out: about two
-// passes over the data, against the ring's two transfers plus their staging copies.
-//
-// Every part is reduced once, on one rank, and only copied afterwards, so all ranks get the
-// same bits. The first round also publishes each rank's element count; ranks that disagree all
-// see it (each compares every peer's count with its own) and all throw.
-//
-// The counters are 64-bit generation numbers, one cache line each, written with release and
-// read with acquire ordering: the data a rank wrote before posting is visible to a peer that
-// has seen the post.
+/**
+ * \file
+ * \ingroup policies
+ *
+ * exec::ucx's shared-memory segments: when every rank is on one host, each rank maps a staging
+ * segment through UCX (ucp_mem_map with UCP_MEM_MAP_ALLOCATE, which places it in posix/sysv
+ * shared memory) and the others map it into their own address space (ucp_rkey_ptr). The
+ * all-reduce then moves data with plain loads and stores: no message, no system call, no
+ * rendezvous. Why: on one host the tagged ring pays, per chunk, a process_vm_readv into a
+ * scratch buffer plus the reduction, both on the rank's own core, and that bounded a 4 MiB
+ * all-reduce at 1.7x MPI_Allreduce. Here each rank reduces its part of the data reading the
+ * peers' staged copies in place, and the peers copy the result straight out of its segment.
+ *
+ * One round of the all-reduce moves one block of at most `capacity` bytes (a message larger
+ * than that takes several rounds; each round is self-contained). With p ranks, the block cut
+ * into p parts, rank r:
+ * \code{.unparsed}
+ *   1. waits until every peer has released the previous round (so its segment is free), copies
+ *      the parts of its data that other ranks reduce into its segment, and posts `arrived`;
+ *   2. waits for every peer's `arrived`, reduces its own part in rank order (its own data
+ *      read from the caller's buffer, the peers' from their segments), writing the result both
+ *      to the caller's buffer and to its segment, and posts `reduced`;
+ *   3. waits for each peer's `reduced`, copies that peer's part of the result out of the
+ *      peer's segment, and posts `released`.
+ * \endcode
+ * Per rank that is (p-1)/p of the block copied in, 1/p reduced, (p-1)/p copied out: about two
+ * passes over the data, against the ring's two transfers plus their staging copies.
+ *
+ * Every part is reduced once, on one rank, and only copied afterwards, so all ranks get the
+ * same bits. The first round also publishes each rank's element count; ranks that disagree all
+ * see it (each compares every peer's count with its own) and all throw.
+ *
+ * The counters are 64-bit generation numbers, one cache line each, written with release and
+ * read with acquire ordering: the data a rank wrote before posting is visible to a peer that
+ * has seen the post.
+ */
 
 #include <mpi.h>
 #include <ucp/api/ucp.h>

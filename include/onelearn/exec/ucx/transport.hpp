@@ -1,13 +1,18 @@
 #pragma once
-// exec::ucx's transport: one UCP context, worker and endpoint set per policy object, tagged
-// point-to-point messages, and the waiting loop that turns timeouts, UCX error statuses and
-// failed peers into distributed_error instead of hangs.
-//
-// Tags: bits 63..40 the collective's sequence number (mod 2^24), 39..20 the sender's rank,
-// 19..0 the message's index within the collective (mod 2^20). Every rank numbers its
-// collectives in the same order, so back-to-back collectives never match each other's messages;
-// the wrap-arounds are harmless because UCP matches messages from one sender in send order and
-// a rank never has 2^20 messages, or 2^24 collectives, outstanding at once.
+/**
+ * \file
+ * \ingroup policies
+ *
+ * exec::ucx's transport: one UCP context, worker and endpoint set per policy object, tagged
+ * point-to-point messages, and the waiting loop that turns timeouts, UCX error statuses and
+ * failed peers into distributed_error instead of hangs.
+ *
+ * Tags: bits 63..40 the collective's sequence number (mod 2^24), 39..20 the sender's rank,
+ * 19..0 the message's index within the collective (mod 2^20). Every rank numbers its
+ * collectives in the same order, so back-to-back collectives never match each other's messages;
+ * the wrap-arounds are harmless because UCP matches messages from one sender in send order and
+ * a rank never has 2^20 messages, or 2^24 collectives, outstanding at once.
+ */
 
 #include <mpi.h>
 #include <sched.h>

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief The activation layers: ReLU, LeakyReLU, ELU, GELU, Sigmoid, Tanh, Softmax, LogSoftmax.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/activation.hpp>
  *

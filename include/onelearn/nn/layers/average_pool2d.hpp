@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::AveragePool2D
+ * \brief The mean over each window of each channel, as Keras's AveragePooling2D.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/average_pool2d.hpp>
  *

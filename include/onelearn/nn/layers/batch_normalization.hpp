@@ -1,5 +1,10 @@
 #pragma once
 /**
+ * \class onelearn::nn::BatchNormalization
+ * \brief Batch normalization per channel, as Keras's BatchNormalization (optionally synchronised
+ * across ranks).
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/batch_normalization.hpp>
  *

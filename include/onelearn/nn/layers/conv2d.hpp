@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::Conv2D
+ * \brief A 2-D convolution, as Keras's Conv2D on channels-first batches.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/conv2d.hpp>
  *

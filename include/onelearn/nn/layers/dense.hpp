@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::Dense
+ * \brief A fully connected layer, as Keras's Dense.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/dense.hpp>
  *

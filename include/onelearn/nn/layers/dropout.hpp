@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::Dropout
+ * \brief Inverted dropout, as Keras's Dropout.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/dropout.hpp>
  *

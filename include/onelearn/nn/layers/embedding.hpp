@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::Embedding
+ * \brief A lookup table from token ids to vectors, as Keras's Embedding.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/embedding.hpp>
  *

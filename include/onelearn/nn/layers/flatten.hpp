@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::Flatten
+ * \brief Flattens each sample to one axis, as Keras's Flatten.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/flatten.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::GlobalAveragePool2D
+ * \brief The mean of each channel over all positions, as Keras's GlobalAveragePooling2D.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/global_average_pool2d.hpp>
  *

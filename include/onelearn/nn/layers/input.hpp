@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::Input
+ * \brief Declares the per-sample input shape of a Sequential model, as Keras's Input.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/input.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::MaxPool2D
+ * \brief The maximum over each window of each channel, as Keras's MaxPooling2D.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/max_pool2d.hpp>
  *

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \class onelearn::nn::Reshape
+ * \brief Gives each sample a new shape, as Keras's Reshape.
+ * \ingroup layers
+ *
  * \code
  * #include <onelearn/nn/layers/reshape.hpp>
  *

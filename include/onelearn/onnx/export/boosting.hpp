@@ -1,24 +1,34 @@
 #pragma once
-// ONNX export of histogram gradient boosting as one ai.onnx.ml TreeEnsemble node, the trees'
-// leaf values summed onto the baseline (base_values):
-//   HistGradientBoostingRegressor -> "variable" (float, N x 1), TreeEnsembleRegressor, SUM;
-//   HistGradientBoostingClassifier -> "label" (int64, N), "probabilities" (float, N x classes),
-//     TreeEnsembleClassifier: two classes in onnxruntime's binary layout (the log-odds under
-//     class id 0, post_transform LOGISTIC: label classes()(1) when the log-odds are positive,
-//     probabilities (1 - p, p)); more classes with one tree per class and iteration under its
-//     class id, post_transform SOFTMAX.
-//
-// \code
-//   #include <onelearn/onnx/export/boosting.hpp>
-//   onelearn::ensemble::HistGradientBoostingClassifier<double> gbdt;
-//   onelearn::onnx::save(gbdt.fit(X, y), "gbdt.onnx");
-// \endcode
-//
-// Splits compare raw feature values with double thresholds; the graph compares float32 inputs
-// with float thresholds, each the largest float at or below the double (onnx/export/trees.hpp),
-// so a float32 input goes the model's way. NaN goes where the split learned
-// (nodes_missing_value_tracks_true where missing values go to the left child, the true branch).
-// Models with categorical splits are refused (unsupported_error).
+/**
+ * \file
+ * \brief ONNX export of histogram gradient boosting as one ai.onnx.ml TreeEnsemble node, the trees'
+ * leaf values summed onto the baseline (base_values).
+ * \ingroup onnx
+ *
+ * <!-- example-context: classification -->
+ * \code
+ * #include <onelearn/onnx/export/boosting.hpp>
+ * onelearn::ensemble::HistGradientBoostingClassifier<double> gbdt;
+ * onelearn::onnx::save(gbdt.fit(X, y), "gbdt.onnx");
+ * \endcode
+ *
+ * ONNX export of histogram gradient boosting as one ai.onnx.ml TreeEnsemble node, the trees'
+ * leaf values summed onto the baseline (base_values):
+ * \code{.unparsed}
+ *   HistGradientBoostingRegressor -> "variable" (float, N x 1), TreeEnsembleRegressor, SUM;
+ *   HistGradientBoostingClassifier -> "label" (int64, N), "probabilities" (float, N x classes),
+ *     TreeEnsembleClassifier: two classes in onnxruntime's binary layout (the log-odds under
+ *     class id 0, post_transform LOGISTIC: label classes()(1) when the log-odds are positive,
+ *     probabilities (1 - p, p)); more classes with one tree per class and iteration under its
+ *     class id, post_transform SOFTMAX.
+ * \endcode
+ *
+ * Splits compare raw feature values with double thresholds; the graph compares float32 inputs
+ * with float thresholds, each the largest float at or below the double (onnx/export/trees.hpp),
+ * so a float32 input goes the model's way. NaN goes where the split learned
+ * (nodes_missing_value_tracks_true where missing values go to the left child, the true branch).
+ * Models with categorical splits are refused (unsupported_error).
+ */
 
 #include <cstdint>
 #include <string>

@@ -1,15 +1,22 @@
 #pragma once
-// ONNX's own validation of a model, as Python's onnx.checker.check_model(model,
-// full_check=True) does it: the checker, then strict shape inference with type checks. Debian's
-// ONNX 1.12 C++ check_model has no full_check argument, so the second half is spelled out.
-//
-// \code
-//   #include <onelearn/onnx/export/check.hpp>
-//   onelearn::onnx::check_model_full(onelearn::onnx::to_proto(model));  // throws if invalid
-// \endcode
-//
-// Throws onnx::checker::ValidationError or onnx::InferenceError (ONNX's own exceptions, from
-// std::runtime_error). Links onnx as well as onnx_proto and protobuf.
+/**
+ * \file
+ * \brief ONNX's own validation of a model, as Python's onnx.checker.check_model(model,
+ * full_check=True) does it.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/export/check.hpp>
+ * onelearn::onnx::check_model_full(onelearn::onnx::to_proto(model));  // throws if invalid
+ * \endcode
+ *
+ * ONNX's own validation of a model, as Python's onnx.checker.check_model(model,
+ * full_check=True) does it: the checker, then strict shape inference with type checks. Debian's
+ * ONNX 1.12 C++ check_model has no full_check argument, so the second half is spelled out.
+ *
+ * Throws onnx::checker::ValidationError or onnx::InferenceError (ONNX's own exceptions, from
+ * std::runtime_error). Links onnx as well as onnx_proto and protobuf.
+ */
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>

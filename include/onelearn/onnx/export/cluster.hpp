@@ -1,19 +1,25 @@
 #pragma once
-// ONNX export of KMeans: outputs "label" (int64, N: the nearest centre) and "scores" (float,
-// N x n_clusters: the Euclidean distance to each centre, KMeans::transform), the two outputs
-// skl2onnx gives.
-//
-// \code
-//   #include <onelearn/onnx/export/cluster.hpp>
-//   onelearn::cluster::KMeans<double> km({.n_clusters = 3, .random_state = 0});
-//   onelearn::onnx::save(km.fit(X), "kmeans.onnx");
-// \endcode
-//
-// The squared distances are computed as sum((x - c)^2) (Unsqueeze, Sub, Mul, MatMul with ones,
-// Squeeze), not as skl2onnx's |x|^2 - 2 x.c + |c|^2: in float32 the expanded form cancels
-// (on iris |x|^2 ~ 40 against distances ~ 0.1) and loses four digits; the direct one keeps the
-// float32 precision at the cost of an N x k x p intermediate. Then Sqrt for "scores" and
-// ArgMax of the negated squares for "label" (ties: the first centre, as KMeans::predict).
+/**
+ * \file
+ * \brief ONNX export of KMeans.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/export/cluster.hpp>
+ * onelearn::cluster::KMeans<double> km({.n_clusters = 3, .random_state = 0});
+ * onelearn::onnx::save(km.fit(X), "kmeans.onnx");
+ * \endcode
+ *
+ * ONNX export of KMeans: outputs "label" (int64, N: the nearest centre) and "scores" (float,
+ * N x n_clusters: the Euclidean distance to each centre, KMeans::transform), the two outputs
+ * skl2onnx gives.
+ *
+ * The squared distances are computed as sum((x - c)^2) (Unsqueeze, Sub, Mul, MatMul with ones,
+ * Squeeze), not as skl2onnx's |x|^2 - 2 x.c + |c|^2: in float32 the expanded form cancels
+ * (on iris |x|^2 ~ 40 against distances ~ 0.1) and loses four digits; the direct one keeps the
+ * float32 precision at the cost of an N x k x p intermediate. Then Sqrt for "scores" and
+ * ArgMax of the negated squares for "label" (ties: the first centre, as KMeans::predict).
+ */
 
 #include <cstdint>
 #include <string>

@@ -1,40 +1,48 @@
 #pragma once
-// The machinery of ONNX export: GraphBuilder (values, initializers, nodes of one GraphProto),
-// the Exported description of a model's outputs, and to_proto/save for any model that has an
-// export_model overload. The overloads live in one header per model family
-// (onnx/export/linear.hpp, preprocessing.hpp, ...); onnx/export.hpp includes them all.
-//
-// \code
-//   #include <onelearn/onnx/export.hpp>
-//   onnx::ModelProto proto = onelearn::onnx::to_proto(fitted_model);
-//   onelearn::onnx::save(fitted_model, "model.onnx");
-// \endcode
-//
-// (A built nn::Sequential is exported by its own to_proto/save overloads in onnx/export/nn.hpp,
-// one node or a few per layer, on top of GraphBuilder; not through export_model.)
-//
-// Adding an estimator type means one new header declaring, in onelearn::onnx,
-//
-//   Exported export_model(GraphBuilder& b, const MyModel& m, const std::string& input);
-//
-// which appends nodes reading the float32 value `input` (N x n_features) and returns its
-// outputs, the one a following pipeline step would read first. The overload is found by
-// argument-dependent lookup through GraphBuilder, so it only has to be declared before to_proto
-// is instantiated; a model with an n_features_in() and a get_params() gets its input
-// declaration and metadata from them, others can provide `export_input_shape(...)` (see below).
-//
-// The model: IR version 8, opsets ai.onnx 17 and ai.onnx.ml 3, one float32 input "X" of shape
-// ("N", n_features_in), outputs named as skl2onnx names them ("label", "probabilities",
-// "scores", "variable"), metadata_props "estimator", "parameters" (params::to_string of the
-// estimator's parameters, less `verbose`; "step__name=value" for pipelines) and
-// "onelearn_version".
-// Every model is float32 inside, whatever the estimator's T, because the ONNX-ML operators
-// (LinearClassifier, LinearRegressor, Scaler) output float32 only.
-//
-// Errors: not_fitted_error for a model (or pipeline step) that is not fitted; invalid_argument
-// for a fitted model the export cannot express (SGDClassifier with loss "modified_huber");
-// save: io_error when the directory does not exist or the file cannot be written, in which case
-// no file is left (the model is written to a temporary file in the same directory and renamed).
+/**
+ * \file
+ * \brief The machinery of ONNX export.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/export.hpp>
+ * onnx::ModelProto proto = onelearn::onnx::to_proto(fitted_model);
+ * onelearn::onnx::save(fitted_model, "model.onnx");
+ * \endcode
+ *
+ * The machinery of ONNX export: GraphBuilder (values, initializers, nodes of one GraphProto),
+ * the Exported description of a model's outputs, and to_proto/save for any model that has an
+ * export_model overload. The overloads live in one header per model family
+ * (onnx/export/linear.hpp, preprocessing.hpp, ...); onnx/export.hpp includes them all.
+ *
+ * (A built nn::Sequential is exported by its own to_proto/save overloads in onnx/export/nn.hpp,
+ * one node or a few per layer, on top of GraphBuilder; not through export_model.)
+ *
+ * Adding an estimator type means one new header declaring, in onelearn::onnx,
+ *
+ * \code{.unparsed}
+ *   Exported export_model(GraphBuilder& b, const MyModel& m, const std::string& input);
+ * \endcode
+ *
+ * which appends nodes reading the float32 value `input` (N x n_features) and returns its
+ * outputs, the one a following pipeline step would read first. The overload is found by
+ * argument-dependent lookup through GraphBuilder, so it only has to be declared before to_proto
+ * is instantiated; a model with an n_features_in() and a get_params() gets its input
+ * declaration and metadata from them, others can provide `export_input_shape(...)` (see below).
+ *
+ * The model: IR version 8, opsets ai.onnx 17 and ai.onnx.ml 3, one float32 input "X" of shape
+ * ("N", n_features_in), outputs named as skl2onnx names them ("label", "probabilities",
+ * "scores", "variable"), metadata_props "estimator", "parameters" (params::to_string of the
+ * estimator's parameters, less `verbose`; "step__name=value" for pipelines) and
+ * "onelearn_version".
+ * Every model is float32 inside, whatever the estimator's T, because the ONNX-ML operators
+ * (LinearClassifier, LinearRegressor, Scaler) output float32 only.
+ *
+ * Errors: not_fitted_error for a model (or pipeline step) that is not fitted; invalid_argument
+ * for a fitted model the export cannot express (SGDClassifier with loss "modified_huber");
+ * save: io_error when the directory does not exist or the file cannot be written, in which case
+ * no file is left (the model is written to a temporary file in the same directory and renamed).
+ */
 
 #include <onnx/onnx_pb.h>
 

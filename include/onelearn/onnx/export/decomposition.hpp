@@ -1,12 +1,18 @@
 #pragma once
-// ONNX export of PCA: Sub (the mean), MatMul (components transposed) and, with whiten, Div by
-// sqrt(explained_variance); output "variable" (float, N x n_components), as skl2onnx writes it.
-//
-// \code
-//   #include <onelearn/onnx/export/decomposition.hpp>
-//   onelearn::decomposition::PCA<double> pca({.n_components = 2, .whiten = true});
-//   onelearn::onnx::save(pca.fit(X), "pca.onnx");
-// \endcode
+/**
+ * \file
+ * \brief ONNX export of PCA.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/export/decomposition.hpp>
+ * onelearn::decomposition::PCA<double> pca({.n_components = 2, .whiten = true});
+ * onelearn::onnx::save(pca.fit(X), "pca.onnx");
+ * \endcode
+ *
+ * ONNX export of PCA: Sub (the mean), MatMul (components transposed) and, with whiten, Div by
+ * sqrt(explained_variance); output "variable" (float, N x n_components), as skl2onnx writes it.
+ */
 
 #include <cmath>
 #include <cstdint>

@@ -1,36 +1,44 @@
 #pragma once
-// ONNX export of the linear models, with ONNX-ML's operators as scikit-learn's converters
-// (skl2onnx) write them.
-//
-// \code
-//   #include <onelearn/onnx/export/linear.hpp>
-//   onelearn::linear_model::LogisticRegression<double> clf;
-//   clf.fit(X, y);
-//   onelearn::onnx::save(clf, "clf.onnx");   // outputs "label" (int64, N) and
-//                                            // "probabilities" (float, N x n_classes)
-// \endcode
-//
-// - LinearRegression, Ridge, Lasso, ElasticNet (every detail::LinearRegressor) and SGDRegressor:
-//   one LinearRegressor node; output "variable" (float, N x 1).
-// - LogisticRegression: one LinearClassifier node with classlabels_ints = classes(), outputs
-//   "label" (int64, N) and "probabilities" (float, N x k). Multinomial (k > 2): SOFTMAX of the
-//   k score rows. Binary: the two rows (-coef, coef), intercepts (-b, b) and LOGISTIC, giving
-//   (1 - p, p) as skl2onnx does.
-// - SGDClassifier: loss "log_loss" as above with LOGISTIC for two classes; for k > 2 the
-//   one-vs-rest probabilities sigmoid(s_k) / sum_j sigmoid(s_j), computed as
-//   Softmax(-Softplus(-s)) after a LinearClassifier without post_transform (skl2onnx's
-//   LOGISTIC + Normalizer underflows to 0/0 in float32 for very negative scores); losses
-//   without probabilities (hinge, squared_hinge, perceptron) give
-//   "label" and "scores" (the decision function, N x k; N x 2 as (-s, s) for two classes).
-//   modified_huber is refused (invalid_argument): its probabilities are uniform where every
-//   clipped score is 0, which needs operators (Equal/Where) beyond the set onelearn's own
-//   executor runs.
-//
-// Why LinearClassifier and not Gemm + Softmax + ArgMax: ArgMax gives the index of a class, and
-// turning it into an arbitrary label (classes() need not be 0..k-1) takes Gather or
-// ArrayFeatureExtractor, outside the operator set onelearn's executor supports (so export ->
-// onelearn::onnx::load would not round-trip); LinearClassifier carries the labels itself, is
-// what skl2onnx writes (so tools that read scikit-learn exports read these), and is one node.
+/**
+ * \file
+ * \brief ONNX export of the linear models, with ONNX-ML's operators as scikit-learn's converters
+ * (skl2onnx) write them.
+ * \ingroup onnx
+ *
+ * <!-- example-context: classification -->
+ * \code
+ * #include <onelearn/onnx/export/linear.hpp>
+ * onelearn::linear_model::LogisticRegression<double> clf;
+ * clf.fit(X, y);
+ * onelearn::onnx::save(clf, "clf.onnx");   // outputs "label" (int64, N) and
+ *                                          // "probabilities" (float, N x n_classes)
+ * \endcode
+ *
+ * ONNX export of the linear models, with ONNX-ML's operators as scikit-learn's converters
+ * (skl2onnx) write them.
+ *
+ * - LinearRegression, Ridge, Lasso, ElasticNet (every detail::LinearRegressor) and SGDRegressor:
+ *   one LinearRegressor node; output "variable" (float, N x 1).
+ * - LogisticRegression: one LinearClassifier node with classlabels_ints = classes(), outputs
+ *   "label" (int64, N) and "probabilities" (float, N x k). Multinomial (k > 2): SOFTMAX of the
+ *   k score rows. Binary: the two rows (-coef, coef), intercepts (-b, b) and LOGISTIC, giving
+ *   (1 - p, p) as skl2onnx does.
+ * - SGDClassifier: loss "log_loss" as above with LOGISTIC for two classes; for k > 2 the
+ *   one-vs-rest probabilities sigmoid(s_k) / sum_j sigmoid(s_j), computed as
+ *   Softmax(-Softplus(-s)) after a LinearClassifier without post_transform (skl2onnx's
+ *   LOGISTIC + Normalizer underflows to 0/0 in float32 for very negative scores); losses
+ *   without probabilities (hinge, squared_hinge, perceptron) give
+ *   "label" and "scores" (the decision function, N x k; N x 2 as (-s, s) for two classes).
+ *   modified_huber is refused (invalid_argument): its probabilities are uniform where every
+ *   clipped score is 0, which needs operators (Equal/Where) beyond the set onelearn's own
+ *   executor runs.
+ *
+ * Why LinearClassifier and not Gemm + Softmax + ArgMax: ArgMax gives the index of a class, and
+ * turning it into an arbitrary label (classes() need not be 0..k-1) takes Gather or
+ * ArrayFeatureExtractor, outside the operator set onelearn's executor supports (so export ->
+ * onelearn::onnx::load would not round-trip); LinearClassifier carries the labels itself, is
+ * what skl2onnx writes (so tools that read scikit-learn exports read these), and is one node.
+ */
 
 #include <cstdint>
 #include <string>

@@ -1,22 +1,29 @@
 #pragma once
-// ONNX export of GaussianNB in plain ONNX operators plus one LinearClassifier: outputs "label"
-// (int64, N) and "probabilities" (float, N x n_classes), as skl2onnx names them.
-//
-// \code
-//   #include <onelearn/onnx/export/naive_bayes.hpp>
-//   onelearn::naive_bayes::GaussianNB<double> nb;
-//   onelearn::onnx::save(nb.fit(X, y), "nb.onnx");
-// \endcode
-//
-// The joint log-likelihood jll[n, c] = log prior_c - 1/2 sum_j log(2 pi var_cj)
-// - 1/2 sum_j (x_j - theta_cj)^2 / var_cj is computed in the direct form (Unsqueeze, Sub, Mul,
-// Mul by -1/(2 var), MatMul with ones, Squeeze, Add), as GaussianNB itself does, for the
-// float32 precision (see onnx/export/cluster.hpp). jll then goes through a LinearClassifier
-// with identity coefficients, zero intercepts, classlabels_ints = classes() and SOFTMAX: its
-// label is classes()[argmax jll] and its probabilities softmax(jll) = predict_proba.
-// (skl2onnx uses ArgMax + ArrayFeatureExtractor for the label and Exp(jll - ReduceLogSumExp)
-// for the probabilities; ArrayFeatureExtractor/Gather and the Reduce operators are outside the
-// set onelearn's own executor runs, and this is the same function in one node.)
+/**
+ * \file
+ * \brief ONNX export of GaussianNB in plain ONNX operators plus one LinearClassifier.
+ * \ingroup onnx
+ *
+ * <!-- example-context: classification -->
+ * \code
+ * #include <onelearn/onnx/export/naive_bayes.hpp>
+ * onelearn::naive_bayes::GaussianNB<double> nb;
+ * onelearn::onnx::save(nb.fit(X, y), "nb.onnx");
+ * \endcode
+ *
+ * ONNX export of GaussianNB in plain ONNX operators plus one LinearClassifier: outputs "label"
+ * (int64, N) and "probabilities" (float, N x n_classes), as skl2onnx names them.
+ *
+ * The joint log-likelihood jll[n, c] = log prior_c - 1/2 sum_j log(2 pi var_cj)
+ * - 1/2 sum_j (x_j - theta_cj)^2 / var_cj is computed in the direct form (Unsqueeze, Sub, Mul,
+ * Mul by -1/(2 var), MatMul with ones, Squeeze, Add), as GaussianNB itself does, for the
+ * float32 precision (see onnx/export/cluster.hpp). jll then goes through a LinearClassifier
+ * with identity coefficients, zero intercepts, classlabels_ints = classes() and SOFTMAX: its
+ * label is classes()[argmax jll] and its probabilities softmax(jll) = predict_proba.
+ * (skl2onnx uses ArgMax + ArrayFeatureExtractor for the label and Exp(jll - ReduceLogSumExp)
+ * for the probabilities; ArrayFeatureExtractor/Gather and the Reduce operators are outside the
+ * set onelearn's own executor runs, and this is the same function in one node.)
+ */
 
 #include <cmath>
 #include <cstdint>
@@ -25,6 +32,7 @@
 #include <vector>
 
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
+#include "onelearn/naive_bayes/multinomial_nb.hpp"
 #include "onelearn/onnx/export/core.hpp"
 
 namespace onelearn::onnx {
@@ -59,6 +67,36 @@ Exported export_model(GraphBuilder& b, const naive_bayes::GaussianNB<T, E>& m,
   auto& n = b.node("LinearClassifier", {jll}, {label, proba}, ml_domain);
   set_attribute(n, "coefficients", identity);
   set_attribute(n, "intercepts", std::vector<float>(static_cast<std::size_t>(k), 0.f));
+  set_attribute(n, "classlabels_ints", std::vector<std::int64_t>(classes.begin(), classes.end()));
+  set_attribute(n, "post_transform", std::string("SOFTMAX"));
+  b.declare(label, ::onnx::TensorProto::INT64, {-1});
+  b.declare(proba, ::onnx::TensorProto::FLOAT, {-1, k});
+  return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
+          {"probabilities", proba, ::onnx::TensorProto::FLOAT, {-1, k}}};
+}
+
+/// MultinomialNB: its joint log-likelihood X feature_log_prob^T + class_log_prior is a linear
+/// function of x, so one LinearClassifier (coefficients feature_log_prob, intercepts
+/// class_log_prior, SOFTMAX) gives the label classes()[argmax jll] and predict_proba =
+/// softmax(jll). Two classes keep two rows of coefficients: onnxruntime's one-row binary layout
+/// would need the difference, which changes nothing but the rounding.
+template <class T, class E>
+Exported export_model(GraphBuilder& b, const naive_bayes::MultinomialNB<T, E>& m,
+                      const std::string& x) {
+  const Matrix<T>& log_prob = m.feature_log_prob();  // k x p
+  const Labels& classes = m.classes();
+  const auto k = static_cast<std::int64_t>(log_prob.rows());
+  std::vector<float> coefficients;
+  for (index_t c = 0; c < log_prob.rows(); ++c) {
+    for (index_t j = 0; j < log_prob.cols(); ++j) coefficients.push_back(static_cast<float>(log_prob(c, j)));
+  }
+  std::vector<float> intercepts;
+  for (index_t c = 0; c < log_prob.rows(); ++c) intercepts.push_back(static_cast<float>(m.class_log_prior()(c)));
+  const std::string label = b.fresh("label");
+  const std::string proba = b.fresh("probabilities");
+  auto& n = b.node("LinearClassifier", {x}, {label, proba}, ml_domain);
+  set_attribute(n, "coefficients", coefficients);
+  set_attribute(n, "intercepts", intercepts);
   set_attribute(n, "classlabels_ints", std::vector<std::int64_t>(classes.begin(), classes.end()));
   set_attribute(n, "post_transform", std::string("SOFTMAX"));
   b.declare(label, ::onnx::TensorProto::INT64, {-1});

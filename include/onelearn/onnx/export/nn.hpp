@@ -1,42 +1,49 @@
 #pragma once
-// ONNX export of a built nn::Sequential: one node (or a few) per layer, in the model's order.
-//
-// \code
-//   #include <onelearn/onnx/export/nn.hpp>
-//   namespace nn = onelearn::nn;
-//   nn::Sequential<float> model{nn::Input({1, 8, 8}), nn::Conv2D(8, 3, {.padding = "same"}),
-//                               nn::BatchNormalization{}, nn::ReLU{}, nn::MaxPool2D(2),
-//                               nn::Flatten{}, nn::Dense(10)};
-//   model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{}).fit(X, y);
-//   onelearn::onnx::save(model, "cnn.onnx");   // input "X" (float, N x 1 x 8 x 8),
-//                                              // output "variable" (float, N x 10)
-// \endcode
-//
-// The model: as every onelearn export (onnx/export/core.hpp): IR version 8, opset 17, one
-// float32 input "X" of shape ("N", per-sample input shape...) (images N, C, H, W, as in nn),
-// one float32 output "variable" of shape ("N", per-sample output shape...) holding what
-// Sequential::predict returns (raw outputs), metadata_props "estimator" = "Sequential",
-// "parameters" (the input shape and each layer with its settings) and "onelearn_version".
-//
-// Layers: each layer family's translation lives in its own header under onnx/layers/ (dense,
-// conv, pool, batch_normalization, reshape (Flatten, Reshape), dropout, embedding, activations),
-// which describes the nodes it writes; onnx/layers/registry.hpp is the table that maps each
-// layer class to its exporter (looked up here by the layer's dynamic type) and each ONNX
-// operator to its importer (onnx::to_sequential). In short: Dense Gemm (MatMul + Add on N-d
-// input), Conv2D Conv, MaxPool2D MaxPool, AveragePool2D AveragePool, GlobalAveragePool2D
-// GlobalAveragePool + Flatten, Flatten Flatten, Reshape Reshape, BatchNormalization the
-// inference op, Dropout nothing, Embedding Cast + Gather, the activations their ONNX operator
-// (GELU as Erf arithmetic); a fused activation follows its layer's node as its own node(s).
-//
-// How the layers' settings are read: through each layer class's const accessors
-// (activation(), alpha(), use_bias(), Conv2D's geometry() and groups(), a pool's
-// geometry(input) and count_include_pad(), parameters() const and state() const for the
-// weights). Nothing is run or written, so to_proto only reads the model: several threads may
-// export one model at once.
-//
-// Errors: not_fitted_error for a Sequential that is not built (fit or build first);
-// onnx::unsupported_error (an invalid_argument, kind op) naming the layer for a layer without
-// an exporter in the table (custom layers); save: io_error as onnx/export/core.hpp.
+/**
+ * \file
+ * \brief ONNX export of a built nn::Sequential.
+ * \ingroup onnx
+ *
+ * <!-- example-context: nn -->
+ * \code
+ * #include <onelearn/onnx/export/nn.hpp>
+ * namespace nn = onelearn::nn;
+ * nn::Sequential<float> model{nn::Input({1, 8, 8}), nn::Conv2D(8, 3, {.padding = "same"}),
+ *                             nn::BatchNormalization{}, nn::ReLU{}, nn::MaxPool2D(2),
+ *                             nn::Flatten{}, nn::Dense(10)};
+ * model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{}).fit(X, y);
+ * onelearn::onnx::save(model, "cnn.onnx");   // input "X" (float, N x 1 x 8 x 8),
+ *                                            // output "variable" (float, N x 10)
+ * \endcode
+ *
+ * ONNX export of a built nn::Sequential: one node (or a few) per layer, in the model's order.
+ *
+ * The model: as every onelearn export (onnx/export/core.hpp): IR version 8, opset 17, one
+ * float32 input "X" of shape ("N", per-sample input shape...) (images N, C, H, W, as in nn),
+ * one float32 output "variable" of shape ("N", per-sample output shape...) holding what
+ * Sequential::predict returns (raw outputs), metadata_props "estimator" = "Sequential",
+ * "parameters" (the input shape and each layer with its settings) and "onelearn_version".
+ *
+ * Layers: each layer family's translation lives in its own header under onnx/layers/ (dense,
+ * conv, pool, batch_normalization, reshape (Flatten, Reshape), dropout, embedding, activations),
+ * which describes the nodes it writes; onnx/layers/registry.hpp is the table that maps each
+ * layer class to its exporter (looked up here by the layer's dynamic type) and each ONNX
+ * operator to its importer (onnx::to_sequential). In short: Dense Gemm (MatMul + Add on N-d
+ * input), Conv2D Conv, MaxPool2D MaxPool, AveragePool2D AveragePool, GlobalAveragePool2D
+ * GlobalAveragePool + Flatten, Flatten Flatten, Reshape Reshape, BatchNormalization the
+ * inference op, Dropout nothing, Embedding Cast + Gather, the activations their ONNX operator
+ * (GELU as Erf arithmetic); a fused activation follows its layer's node as its own node(s).
+ *
+ * How the layers' settings are read: through each layer class's const accessors
+ * (activation(), alpha(), use_bias(), Conv2D's geometry() and groups(), a pool's
+ * geometry(input) and count_include_pad(), parameters() const and state() const for the
+ * weights). Nothing is run or written, so to_proto only reads the model: several threads may
+ * export one model at once.
+ *
+ * Errors: not_fitted_error for a Sequential that is not built (fit or build first);
+ * onnx::unsupported_error (an invalid_argument, kind op) naming the layer for a layer without
+ * an exporter in the table (custom layers); save: io_error as onnx/export/core.hpp.
+ */
 
 #include <onnx/onnx_pb.h>
 

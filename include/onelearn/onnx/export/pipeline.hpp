@@ -1,19 +1,26 @@
 #pragma once
-// ONNX export of a pipeline::Pipeline: one graph, each step's nodes reading the previous
-// step's output ("variable", or "scores" for a KMeans used as a transformer), its values named
-// "<step name>_..."; the model's outputs are the last step's, named as that step alone would
-// name them. Metadata "parameters" lists every "<step>__<param>=value".
-//
-// \code
-//   #include <onelearn/onnx/export.hpp>
-//   auto pipe = onelearn::pipeline::make_pipeline(
-//       onelearn::preprocessing::StandardScaler<double>(),
-//       onelearn::linear_model::LogisticRegression<double>());
-//   onelearn::onnx::save(pipe.fit(X, y), "pipe.onnx");
-// \endcode
-//
-// Every step must be exportable (include the headers of the steps' families, or
-// onnx/export.hpp) and fitted: a step that is not is a not_fitted_error naming it.
+/**
+ * \file
+ * \brief ONNX export of a pipeline::Pipeline.
+ * \ingroup onnx
+ *
+ * <!-- example-context: classification -->
+ * \code
+ * #include <onelearn/onnx/export.hpp>
+ * auto pipe = onelearn::pipeline::make_pipeline(
+ *     onelearn::preprocessing::StandardScaler<double>(),
+ *     onelearn::linear_model::LogisticRegression<double>());
+ * onelearn::onnx::save(pipe.fit(X, y), "pipe.onnx");
+ * \endcode
+ *
+ * ONNX export of a pipeline::Pipeline: one graph, each step's nodes reading the previous
+ * step's output ("variable", or "scores" for a KMeans used as a transformer), its values named
+ * "<step name>_..."; the model's outputs are the last step's, named as that step alone would
+ * name them. Metadata "parameters" lists every "<step>__<param>=value".
+ *
+ * Every step must be exportable (include the headers of the steps' families, or
+ * onnx/export.hpp) and fitted: a step that is not is a not_fitted_error naming it.
+ */
 
 #include <cstddef>
 #include <string>

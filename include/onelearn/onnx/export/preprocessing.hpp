@@ -1,19 +1,25 @@
 #pragma once
-// ONNX export of the scalers: one ONNX-ML Scaler node, y = (x - offset) * scale, as skl2onnx
-// writes them; output "variable" (float, N x p).
-//
-// \code
-//   #include <onelearn/onnx/export/preprocessing.hpp>
-//   onelearn::preprocessing::StandardScaler<double> scaler;
-//   onelearn::onnx::save(scaler.fit(X), "scaler.onnx");
-// \endcode
-//
-// - StandardScaler: offset = mean (0 without with_mean), scale = 1 / scale() (1 without
-//   with_std).
-// - MinMaxScaler: x * scale() + min() written as (x + min/scale) * scale; with clip = true a
-//   Clip node to feature_range follows.
-// - MaxAbsScaler: offset 0, scale = 1 / scale().
-// The reciprocal is taken in double and rounded once to float32.
+/**
+ * \file
+ * \brief ONNX export of the scalers.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/export/preprocessing.hpp>
+ * onelearn::preprocessing::StandardScaler<double> scaler;
+ * onelearn::onnx::save(scaler.fit(X), "scaler.onnx");
+ * \endcode
+ *
+ * ONNX export of the scalers: one ONNX-ML Scaler node, y = (x - offset) * scale, as skl2onnx
+ * writes them; output "variable" (float, N x p).
+ *
+ * - StandardScaler: offset = mean (0 without with_mean), scale = 1 / scale() (1 without
+ *   with_std).
+ * - MinMaxScaler: x * scale() + min() written as (x + min/scale) * scale; with clip = true a
+ *   Clip node to feature_range follows.
+ * - MaxAbsScaler: offset 0, scale = 1 / scale().
+ * The reciprocal is taken in double and rounded once to float32.
+ */
 
 #include <cstdint>
 #include <string>

@@ -1,24 +1,33 @@
 #pragma once
-// ONNX export of the trees and forests as one ai.onnx.ml TreeEnsembleClassifier or
-// TreeEnsembleRegressor node, in the layout skl2onnx writes (so that tools made for
-// scikit-learn's exports read them):
-//   DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier -> "label" (int64, N),
-//     "probabilities" (float, N x classes): each leaf weighs its class shares / the number of
-//     trees (two classes: the second class's share only, under class id 0: onnxruntime's
-//     binary layout, giving label and (1 - p, p));
-//   DecisionTreeRegressor, RandomForestRegressor, ExtraTreesRegressor -> "variable" (float,
-//     N x 1): the leaf means, aggregate_function AVERAGE.
-//
-// \code
-//   #include <onelearn/onnx/export/trees.hpp>
-//   onelearn::ensemble::RandomForestClassifier<double> forest({.n_estimators = 50});
-//   onelearn::onnx::save(forest.fit(X, y), "forest.onnx");
-// \endcode
-//
-// The trees compare float32 features with double thresholds; a TreeEnsemble node compares
-// float32 with float32. Each threshold is written as the largest float at or below it, which
-// sends every float32 input the way the tree does (x <= t and x <= that float are the same for
-// any float x), so the graph's leaves are the model's leaves, not only nearly.
+/**
+ * \file
+ * \brief ONNX export of the trees and forests as one ai.onnx.ml TreeEnsemble node.
+ * \ingroup onnx
+ *
+ * <!-- example-context: classification -->
+ * \code
+ * #include <onelearn/onnx/export/trees.hpp>
+ * onelearn::ensemble::RandomForestClassifier<double> forest({.n_estimators = 50});
+ * onelearn::onnx::save(forest.fit(X, y), "forest.onnx");
+ * \endcode
+ *
+ * ONNX export of the trees and forests as one ai.onnx.ml TreeEnsembleClassifier or
+ * TreeEnsembleRegressor node, in the layout skl2onnx writes (so that tools made for
+ * scikit-learn's exports read them):
+ * \code{.unparsed}
+ *   DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier -> "label" (int64, N),
+ *     "probabilities" (float, N x classes): each leaf weighs its class shares / the number of
+ *     trees (two classes: the second class's share only, under class id 0: onnxruntime's
+ *     binary layout, giving label and (1 - p, p));
+ *   DecisionTreeRegressor, RandomForestRegressor, ExtraTreesRegressor -> "variable" (float,
+ *     N x 1): the leaf means, aggregate_function AVERAGE.
+ * \endcode
+ *
+ * The trees compare float32 features with double thresholds; a TreeEnsemble node compares
+ * float32 with float32. Each threshold is written as the largest float at or below it, which
+ * sends every float32 input the way the tree does (x <= t and x <= that float are the same for
+ * any float x), so the graph's leaves are the model's leaves, not only nearly.
+ */
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,88 @@
+# The documentation: every example compiles (and the guides' programs run), and doxygen builds
+# the reference manual without a warning. Label: docs.
+#
+#   onelearn_docs_examples   one executable: the \code examples of the public headers and the
+#                            ```cpp blocks of docs/*.md (extracted by tests/docs/extract_examples.py
+#                            into one generated source, compiled and linked, not run), and the
+#                            complete programs of docs/examples/ (each one's main renamed, run by
+#                            the ctests docs_example_*)
+#   docs_doxygen             scripts/docs.sh: doxygen with WARN_AS_ERROR=FAIL_ON_WARNINGS;
+#                            skipped (status 77) where doxygen is not installed
+find_package(Python3 COMPONENTS Interpreter)
+
+set(onelearn_docs_dir "${PROJECT_SOURCE_DIR}/docs")
+set(onelearn_docs_generated "${CMAKE_CURRENT_BINARY_DIR}/docs/doc_examples.cpp")
+# Optional parts that are not built, and folders whose examples are not yet written against
+# tests/docs/fixture.hpp (see docs/CONTRIBUTING-docs.md), are left out.
+set(onelearn_docs_skip --skip "^include/onelearn/(rl|compose|space)/")
+if(NOT ONELEARN_HAVE_UCX)
+  list(APPEND onelearn_docs_skip --skip "^include/onelearn/exec/ucx")
+endif()
+if(NOT ONELEARN_HAVE_ONNX)
+  list(APPEND onelearn_docs_skip --skip "^include/onelearn/onnx/" --skip "^docs/onnx\\.md$")
+endif()
+
+if(Python3_Interpreter_FOUND AND ONELEARN_HAVE_MPI)
+  file(GLOB_RECURSE onelearn_docs_inputs CONFIGURE_DEPENDS
+       "${PROJECT_SOURCE_DIR}/include/onelearn/*.hpp" "${onelearn_docs_dir}/*.md")
+  add_custom_command(OUTPUT "${onelearn_docs_generated}"
+    COMMAND Python3::Interpreter "${CMAKE_CURRENT_SOURCE_DIR}/docs/extract_examples.py"
+            "${PROJECT_SOURCE_DIR}" "${onelearn_docs_generated}" ${onelearn_docs_skip}
+    DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/docs/extract_examples.py" ${onelearn_docs_inputs}
+    COMMENT "Extracting the documentation's examples")
+
+  # The guides' complete programs: each one's main() becomes onelearn_doc_<name>(), which
+  # tests/docs/main.cpp runs by name.
+  set(onelearn_docs_programs getting_started policies distributed_training tuning)
+  if(ONELEARN_HAVE_ONNX)
+    list(APPEND onelearn_docs_programs onnx_roundtrip)
+  endif()
+  set(onelearn_docs_sources "${onelearn_docs_generated}" "${CMAKE_CURRENT_SOURCE_DIR}/docs/main.cpp")
+  set(onelearn_docs_list "")
+  foreach(program IN LISTS onelearn_docs_programs)
+    set(source "${onelearn_docs_dir}/examples/${program}.cpp")
+    set_source_files_properties("${source}" PROPERTIES
+      COMPILE_DEFINITIONS "main=onelearn_doc_${program}")
+    list(APPEND onelearn_docs_sources "${source}")
+    string(APPEND onelearn_docs_list "X(${program}) ")
+  endforeach()
+
+  add_executable(onelearn_docs_examples ${onelearn_docs_sources})
+  target_link_libraries(onelearn_docs_examples PRIVATE onelearn::onelearn onelearn::mpi)
+  target_include_directories(onelearn_docs_examples PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+  target_compile_definitions(onelearn_docs_examples PRIVATE
+    "ONELEARN_DOC_PROGRAMS=${onelearn_docs_list}")
+  # Whether the examples compile is what matters: no debug information, light optimisation.
+  target_compile_options(onelearn_docs_examples PRIVATE -O1 -g0)
+  foreach(component ucx onnx openmp)
+    string(TOUPPER ${component} upper)
+    if(ONELEARN_HAVE_${upper})
+      target_link_libraries(onelearn_docs_examples PRIVATE onelearn::${component})
+    endif()
+  endforeach()
+
+  # Building the examples is a test too, so that a drifted example shows in ctest's output.
+  add_test(NAME docs_examples_compile
+    COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target onelearn_docs_examples)
+  set_tests_properties(docs_examples_compile PROPERTIES LABELS docs)
+  set(onelearn_docs_data "${PROJECT_SOURCE_DIR}/examples/data/diabetes.csv")
+  foreach(program IN LISTS onelearn_docs_programs)
+    set(ranks 1)
+    if(program STREQUAL "distributed_training" OR program STREQUAL "policies")
+      set(ranks 2)
+    endif()
+    add_test(NAME docs_example_${program}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${ONELEARN_MPIRUN_FLAGS}
+              $<TARGET_FILE:onelearn_docs_examples> ${program} ${onelearn_docs_data}
+      WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(docs_example_${program} PROPERTIES LABELS docs TIMEOUT 120
+      PROCESSORS ${ranks} ENVIRONMENT OMP_NUM_THREADS=1 DEPENDS docs_examples_compile)
+  endforeach()
+endif()
+
+find_program(ONELEARN_BASH bash)
+if(ONELEARN_BASH)
+  add_test(NAME docs_doxygen
+    COMMAND ${ONELEARN_BASH} ${PROJECT_SOURCE_DIR}/scripts/docs.sh ${CMAKE_BINARY_DIR}/docs)
+  set_tests_properties(docs_doxygen PROPERTIES LABELS docs SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()
