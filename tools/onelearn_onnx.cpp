@@ -18,8 +18,8 @@
  *   onelearn-onnx --help | --version
  * \endcode
  *
- * check: a DIR holding model.onnx is one test folder (model.onnx + test_data_set_*/input_*.pb and
- * output_*.pb); any other DIR stands for the test folders directly inside it. Each folder is, in
+ * check: a DIR holding model.onnx is one test folder (model.onnx, test_data_set_N/input_I.pb and
+ * output_I.pb); any other DIR stands for the test folders directly inside it. Each folder is, in
  * this order:
  * \code{.unparsed}
  *   invalid   the ONNX checker (onnx::checker::check_model) rejects its model: not counted;
