@@ -1,6 +1,6 @@
 # The floors of include/onelearn/ and the one direction their #include arrows may run:
 #
-#   core <- exec, io <- base <- metrics <- the estimator families <- nn, rl, compose, pipeline,
+#   core <- exec, io, space <- base <- metrics <- the estimator families <- nn, rl, compose, pipeline,
 #   model_selection, tune <- onnx
 #
 # A header may include its own floor and the floors below it, never one above: core/ needs
@@ -18,6 +18,7 @@ get_filename_component(ONELEARN_INCLUDE_DIR "${ONELEARN_INCLUDE_DIR}" ABSOLUTE)
 set(floor_core 0)
 set(floor_exec 1)
 set(floor_io 1)
+set(floor_space 1)  # compute spaces: where the arithmetic runs, beside the communicators
 set(floor_base 2)
 set(floor_metrics 3)
 foreach(family preprocessing linear_model cluster decomposition neighbors naive_bayes tree ensemble)

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The CUDA compute space (onelearn::space::thrust_cuda) on a machine with an NVIDIA GPU: configures
+# build-gpu/ with ONELEARN_CUDA=ON, builds the CUDA tests with nvcc and runs them on the device.
+# They compare every kernel on the GPU with the host path's (double 1e-12, float 1e-5; the k
+# nearest neighbours bit for bit), cuBLAS's Gram with the Thrust reduction, and the typed errors.
+#   scripts/test-gpu.sh                 build and run (fails if no GPU can be used)
+#   scripts/test-gpu.sh --compile-only  build only: the nvcc check, on a machine without a GPU
+# Environment: CUDA_HOME (default /usr/local/cuda), CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES; default
+# "native" when running, 90 (H100) when only compiling), JOBS (default: the number of cores).
+# Benchmarks of the spaces (onelearn-bench --space) come with the estimators' wiring; this script
+# will run them here when they exist.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+compile_only=0
+if [[ "${1:-}" == "--compile-only" ]]; then compile_only=1; fi
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+nvcc=$(command -v nvcc || true)
+if [[ -z "$nvcc" ]]; then nvcc="$cuda_home/bin/nvcc"; fi
+if [[ ! -x "$nvcc" ]]; then
+  echo "test-gpu.sh: expected nvcc in PATH or at $cuda_home/bin/nvcc, found none (set CUDA_HOME)" >&2
+  exit 1
+fi
+
+if [[ $compile_only == 1 ]]; then
+  archs=${CUDA_ARCHS:-90}
+else
+  if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L; then
+    echo "test-gpu.sh: expected an NVIDIA GPU (nvidia-smi -L), found none; use --compile-only" \
+         "to build without running" >&2
+    exit 1
+  fi
+  archs=${CUDA_ARCHS:-native}
+fi
+
+start=$SECONDS
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DONELEARN_CUDA=ON \
+  -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$archs" \
+  -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF -DONELEARN_BUILD_TOOLS=OFF
+cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target onelearn_cuda_tests
+echo "test-gpu.sh: build took $((SECONDS - start)) s (nvcc $("$nvcc" --version | tail -1))"
+if [[ $compile_only == 1 ]]; then exit 0; fi
+
+start=$SECONDS
+ONELEARN_REQUIRE_GPU=1 build-gpu/tests/onelearn_cuda_tests --duration=true
+echo "test-gpu.sh: the CUDA equality tests took $((SECONDS - start)) s"

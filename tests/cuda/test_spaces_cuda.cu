@@ -1,0 +1,116 @@
+// The CUDA compute space (space::thrust_cuda) against space::host: the checks of
+// cuda/space_checks.hpp (every kernel, double and float, empty to many-chunk data), run on the
+// device; cuBLAS's Gram against the Thrust reduction; the typed errors. Built by nvcc when
+// ONELEARN_CUDA=ON (tests/cmake/space_tests.cmake) and run by scripts/test-gpu.sh.
+//
+// Without a usable device only the no-device test runs (every space function must throw
+// space::no_device_error at its first use); with ONELEARN_REQUIRE_GPU=1 in the environment a
+// missing device fails the run instead (scripts/test-gpu.sh sets it).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <cuda_runtime_api.h>
+#include <thrust/version.h>
+
+#include "cuda/space_checks.hpp"
+
+using namespace onelearn;
+namespace space = onelearn::space;
+
+static_assert(space::ComputeSpace<space::thrust_cuda>);
+static_assert(!space::thrust_cuda::host_accessible);
+static_assert(space::thrust_cuda::is_device);
+
+namespace {
+
+bool has_device() {
+  int count = 0;
+  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  (void)cudaGetLastError();
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("space::thrust_cuda's kernels equal space::host's", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_all_shapes<space::thrust_cuda, T>(space::thrust_cuda{});
+}
+
+TEST_CASE_TEMPLATE("cuBLAS's Gram equals the Thrust reduction and the host's", T, double, float) {
+  if (!has_device()) return;
+  const space::thrust_cuda gpu;
+  const space::host h;
+  for (const index_t p : {index_t{1}, index_t{7}, index_t{64}}) {
+    const auto d = space_test::make_data<T>(30'000, p, 3, static_cast<std::uint64_t>(p));
+    const index_t n = d.X.rows();
+    const auto Xd = space::to_space(gpu, MatrixRef<T>(d.X));
+    const auto yd = space_test::values_in(gpu, d.y);
+    const auto wd = space_test::values_in(gpu, d.w);
+    const auto Xh = space::to_space(h, MatrixRef<T>(d.X));
+    const Vector<double> mean = d.X.template cast<double>().colwise().mean().transpose();
+    const space::gram_sums by_blas =
+        space::gram(gpu, Xd.view(), yd.view(), wd.view(), 2.0, mean, 0.5);
+    const space::gram_sums by_reduction =
+        space::gram_by_reduction(gpu, Xd.view(), yd.view(), wd.view(), 2.0, mean, 0.5);
+    const space::gram_sums on_host =
+        space::gram(h, Xh.view(), space::vector_view<const T>{d.y.data(), n},
+                    space::vector_view<const T>{d.w.data(), n}, 2.0, mean, 0.5);
+    const double tol = space_test::tolerance<T>();
+    space_test::check_close("cuBLAS gram", by_blas.gram, on_host.gram, tol);
+    space_test::check_close("reduction gram", by_reduction.gram, on_host.gram, tol);
+    space_test::check_close("cuBLAS xty", by_blas.xty, on_host.xty, tol);
+    space_test::check_close("cuBLAS yty", by_blas.yty, on_host.yty, tol);
+  }
+}
+
+TEST_CASE("a device allocation that fails is a device_memory_error naming its size") {
+  if (!has_device()) return;
+  space_test::check_memory_error(space::thrust_cuda{});
+}
+
+TEST_CASE("without a device, a CUDA space says so at its first use") {
+  if (has_device()) return;
+  const Matrix<double> X = Matrix<double>::Ones(3, 2);
+  const space::thrust_cuda gpu;  // constructing the space is not a use
+  CHECK_THROWS_AS(space::to_space(gpu, MatrixRef<double>(X)), space::no_device_error);
+  CHECK_THROWS_AS((space::vector<space::thrust_cuda, double>(gpu, 4)), space::no_device_error);
+  try {
+    (void)space::column_sums(gpu, space::matrix_view<const double>{}, {});
+    FAIL("expected no_device_error");
+  } catch (const space::no_device_error& e) {
+    CHECK(std::string(e.what()).find("expected a CUDA device") != std::string::npos);
+  }
+}
+
+int main(int argc, char** argv) {
+  std::printf("onelearn test_spaces_cuda: Thrust %d.%d.%d, CUDA runtime %d\n", THRUST_MAJOR_VERSION,
+              THRUST_MINOR_VERSION, THRUST_SUBMINOR_VERSION, CUDART_VERSION);
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaSuccess && count > 0) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+      std::printf("onelearn test_spaces_cuda: device 0: %s (compute capability %d.%d, %.1f GiB)\n",
+                  prop.name, prop.major, prop.minor,
+                  static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+    }
+  } else {
+    std::printf(
+        "onelearn test_spaces_cuda: no usable CUDA device (%s): only the no-device test "
+        "runs\n",
+        cudaGetErrorString(status));
+    const char* require = std::getenv("ONELEARN_REQUIRE_GPU");
+    if (require != nullptr && std::string(require) == "1") {
+      std::printf("ONELEARN_REQUIRE_GPU=1: failing\n");
+      return 1;
+    }
+  }
+  (void)cudaGetLastError();
+  doctest::Context context(argc, argv);
+  return context.run();
+}
