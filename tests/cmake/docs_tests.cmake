@@ -29,7 +29,8 @@ if(Python3_Interpreter_FOUND AND ONELEARN_HAVE_MPI)
     COMMAND Python3::Interpreter "${CMAKE_CURRENT_SOURCE_DIR}/docs/extract_examples.py"
             "${PROJECT_SOURCE_DIR}" "${onelearn_docs_generated}" ${onelearn_docs_skip}
     DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/docs/extract_examples.py" ${onelearn_docs_inputs}
-    COMMENT "Extracting the documentation's examples")
+    COMMENT "Extracting the documentation's examples"
+    VERBATIM)
 
   # The guides' complete programs: each one's main() becomes onelearn_doc_<name>(), which
   # tests/docs/main.cpp runs by name.
