@@ -7,8 +7,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -220,6 +222,27 @@ inline std::int64_t product(const Shape& shape, std::size_t begin, std::size_t e
   for (std::size_t i = begin; i < end; ++i) p *= shape[i];
   return p;
 }
+
+namespace detail {
+
+/// One element converted as Cast does: to bool, nonzero is true; a float to an integer
+/// truncates toward zero (NaN gives 0 and values out of range saturate, where C++ leaves the
+/// conversion undefined); between integers, two's complement wrap-around.
+template <class To, class From>
+To cast_value(From x) {
+  if constexpr (std::is_same_v<To, boolean>) {
+    return x != From{};
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (std::isnan(x)) return To{0};
+    if (x <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (x >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(x);
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+}  // namespace detail
 
 }  // namespace ops
 }  // namespace onelearn::onnx

@@ -169,23 +169,6 @@ inline std::vector<Tensor> one_hot(const NodeContext& ctx) {
 
 namespace detail {
 
-/// One element converted as Cast does: to bool, nonzero is true; a float to an integer
-/// truncates toward zero (NaN gives 0 and values out of range saturate, where C++ leaves the
-/// conversion undefined); between integers, two's complement wrap-around.
-template <class To, class From>
-To cast_value(From x) {
-  if constexpr (std::is_same_v<To, boolean>) {
-    return x != From{};
-  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    if (std::isnan(x)) return To{0};
-    if (x <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-    if (x >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    return static_cast<To>(x);
-  } else {
-    return static_cast<To>(x);
-  }
-}
-
 inline Tensor cast_to(const NodeContext& ctx, const Tensor& x, DataType to) {
   if (x.dtype() == to) return x;
   return visit_types<types::all>(ctx, x, [&](auto v) {

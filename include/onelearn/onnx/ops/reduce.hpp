@@ -59,12 +59,13 @@ inline std::vector<double> as_doubles(const NodeContext& ctx, const Tensor& x) {
   });
 }
 
-/// A tensor of `type` holding `values` converted.
+/// A tensor of `type` holding `values` converted as Cast converts (NaN and out-of-range values
+/// to an integer type are defined, not undefined behaviour).
 inline Tensor from_doubles(DataType type, const Shape& shape, const std::vector<double>& values) {
   return dispatch(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::vector<T> y(values.size());
-    for (std::size_t o = 0; o < values.size(); ++o) y[o] = static_cast<T>(values[o]);
+    for (std::size_t o = 0; o < values.size(); ++o) y[o] = cast_value<T>(values[o]);
     return Tensor(shape, std::move(y));
   });
 }
