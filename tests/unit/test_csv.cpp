@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,10 +22,13 @@
 #include "onelearn/preprocessing/label_encoder.hpp"
 #include "onelearn/preprocessing/one_hot_encoder.hpp"
 #include "onelearn/preprocessing/simple_imputer.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using onelearn::test::TempDir;
+using onelearn::test::write_file;
 using namespace std::string_literals;
 using onelearn::index_t;
 using onelearn::Labels;
@@ -38,34 +40,6 @@ using onelearn::io::read_table;
 using onelearn::io::Table;
 using onelearn::io::TableOptions;
 using Strings = std::vector<std::string>;
-
-/// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device device;
-    path_ = fs::temp_directory_path() /
-            ("onelearn_test_csv_" + std::to_string(device()) + "_" + std::to_string(device()));
-    fs::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  [[nodiscard]] fs::path operator/(const std::string& name) const { return path_ / name; }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
-}
 
 bool all_nan(const std::vector<double>& values) {
   for (const double v : values) {

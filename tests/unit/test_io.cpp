@@ -18,12 +18,12 @@
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "onelearn/io/io.hpp"
+#include "temp_dir.hpp"
 
 #if defined(__unix__) || defined(__APPLE__)
 #define ONELEARN_TEST_POSIX 1
@@ -33,6 +33,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using onelearn::test::TempDir;
+using onelearn::test::write_file;
 using namespace std::string_literals;  // "..."s keeps embedded NUL bytes
 using onelearn::index_t;
 using onelearn::io_error;
@@ -51,45 +53,6 @@ nlohmann::json reference(const std::string& dataset) {
   std::ifstream in(data_dir / dataset / "sklearn_reference.json");
   REQUIRE(in.is_open());
   return nlohmann::json::parse(in);
-}
-
-/// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device device;
-    path_ = fs::temp_directory_path() /
-            ("onelearn_test_io_" + std::to_string(device()) + "_" + std::to_string(device()));
-    fs::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-
-  [[nodiscard]] fs::path operator/(const std::string& name) const { return path_ / name; }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
-  /// Names of the entries in the directory, sorted.
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) {
-      names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
 }
 
 std::string read_file(const fs::path& path) {

@@ -29,6 +29,7 @@
 #include "onelearn/io/byte_reader.hpp"
 #include "onelearn/io/detail/escape_bytes.hpp"
 #include "onelearn/io/text_writer.hpp"
+#include "temp_dir.hpp"
 
 #if defined(__unix__) || defined(__APPLE__)
 #define ONELEARN_TEST_POSIX 1
@@ -40,47 +41,11 @@
 namespace {
 
 namespace fs = std::filesystem;
+using onelearn::test::TempDir;
+using onelearn::test::write_file;
 using namespace std::string_literals;  // "..."s keeps embedded NUL bytes
 using onelearn::io_error;
 namespace io = onelearn::io;
-
-/// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device device;
-    path_ = fs::temp_directory_path() /
-            ("onelearn_test_io_floor_" + std::to_string(device()) + "_" + std::to_string(device()));
-    fs::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-
-  [[nodiscard]] fs::path operator/(const std::string& name) const { return path_ / name; }
-
-  /// Names of the entries in the directory, sorted.
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) {
-      names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
-}
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,7 +1,7 @@
 // The compute spaces (onelearn/space/): every kernel of the Thrust spaces against space::host's
 // (cuda/space_checks.hpp, shared with the CUDA test cuda/test_spaces_cuda.cu), in double and
-// float, on empty, one-row, small and many-chunk data; space::host's kernels against the
-// estimators' own (the same code, so the same bits); the same bits on every CPU system and
+// float, on empty, one-row, small and many-chunk data; space::host wired to the estimators' own
+// kernels (core/detail: the same code, so the same bits); the same bits on every CPU system and
 // thread count; the errors. Runs the systems this build has: thrust_cpp whenever Thrust's
 // headers are there, thrust_omp with OpenMP, thrust_tbb with onelearn::thrust_tbb
 // (tests/cmake/space_tests.cmake links it when oneTBB is found).
@@ -17,12 +17,11 @@
 #endif
 
 #include "cuda/space_checks.hpp"
-#include "onelearn/cluster/detail/kmeans_lloyd.hpp"
-#include "onelearn/linear_model/detail/gram.hpp"
-#include "onelearn/linear_model/detail/logistic_loss.hpp"
-#include "onelearn/naive_bayes/detail/class_sums.hpp"
-#include "onelearn/naive_bayes/gaussian_nb.hpp"
-#include "onelearn/neighbors/detail/brute_force.hpp"
+#include "onelearn/core/detail/exact_neighbours.hpp"
+#include "onelearn/core/detail/gram_sums.hpp"
+#include "onelearn/core/detail/grouped_moments.hpp"
+#include "onelearn/core/detail/lloyd_sums.hpp"
+#include "onelearn/core/detail/logistic_terms.hpp"
 
 using namespace onelearn;
 namespace space = onelearn::space;
@@ -68,7 +67,7 @@ TEST_CASE_TEMPLATE(
   check_all_shapes<S, T>(S{});
 }
 
-TEST_CASE_TEMPLATE("space::host's kernels are the estimators' own", T, double, float) {
+TEST_CASE_TEMPLATE("space::host runs the estimators' own kernels", T, double, float) {
   const auto d = space_test::make_data<T>(3001, 4, 3, 5);
   const index_t n = d.X.rows();
   const index_t p = d.X.cols();
@@ -83,13 +82,13 @@ TEST_CASE_TEMPLATE("space::host's kernels are the estimators' own", T, double, f
   // GaussianNB's grouped sums.
   Vector<double> counts = Vector<double>::Zero(k);
   Matrix<double> sums = Matrix<double>::Zero(k, p);
-  detail::class_sums<T>(d.X, d.class_of, weights, counts, sums);
+  detail::grouped_sums<T>(d.X, d.class_of, weights, counts, sums);
   const space::class_moments cm = space::class_sums(h, X.view(), classes, w, k);
   CHECK(cm.counts == counts);
   CHECK(cm.sums == sums);
   const Matrix<double> theta = sums.array().colwise() / counts.array();
   Matrix<double> squares = Matrix<double>::Zero(k, p);
-  naive_bayes::detail::class_square_deviations<T>(d.X, d.class_of, weights, theta, squares);
+  detail::grouped_square_deviations<T>(d.X, d.class_of, weights, theta, squares);
   CHECK(space::class_square_deviations(h, X.view(), classes, w, theta) == squares);
 
   // KMeans' plain assignment and sums.
@@ -97,7 +96,8 @@ TEST_CASE_TEMPLATE("space::host's kernels are the estimators' own", T, double, f
   Labels labels(n), previous = Labels::Zero(n), labels_h(n);
   Matrix<double> lsums(k, p);
   Vector<double> lcounts(k);
-  const double changed = detail::assign_and_sum<T>(d.X, centers, labels, previous, lsums, lcounts);
+  const double changed =
+      detail::lloyd_assign_and_sum<T>(d.X, centers, labels, previous, lsums, lcounts);
   const space::lloyd_sums step = space::lloyd_step(
       h, X.view(), MatrixRef<T>(centers), space::vector_view<std::int64_t>{labels_h.data(), n},
       space::vector_view<const std::int64_t>{previous.data(), n});
@@ -108,19 +108,17 @@ TEST_CASE_TEMPLATE("space::host's kernels are the estimators' own", T, double, f
 
   // The linear models' normal equations.
   const Vector<double> x_mean = d.X.template cast<double>().colwise().mean().transpose();
-  const auto eq =
-      linear_model::detail::local_normal_equations<T>(d.X, d.y, weights, 0.5, x_mean, 0.1);
+  const auto eq = detail::local_gram_sums<T>(d.X, std::optional<VectorRef<T>>(d.y), weights, 0.5,
+                                             x_mean, 0.1);
   const space::gram_sums g = space::gram(h, X.view(), y, w, 0.5, x_mean, 0.1);
   CHECK(g.gram == eq.gram);
   CHECK(g.xty == eq.xty);
   CHECK(g.yty == eq.yty);
 
   // kNN's exact search.
-  neighbors::detail::TrainingSet<T> train;
-  train.X = d.X;
-  train.mean = d.X.colwise().mean().transpose();
   const Matrix<T> Q = d.X.topRows(50).array() + T(0.125);
-  const auto original = neighbors::detail::local_kbest<T>(train, Q, 5);
+  const Vector<T> mean = d.X.colwise().mean().transpose();
+  const auto original = detail::exact_kbest<T>(d.X, mean, Q, 5);
   const auto Qv = space::to_space(h, MatrixRef<T>(Q));
   const space::neighbours mine = space::nearest_k(h, X.view(), Qv.view(), 5);
   CHECK(mine.indices == original.indices);
@@ -134,7 +132,7 @@ TEST_CASE_TEMPLATE("space::host's kernels are the estimators' own", T, double, f
     Matrix<double> grad(1, p + 1), grad_h(1, p + 1);
     const Vector<double> wd = d.w;
     const double loss =
-        linear_model::detail::logistic_loss_gradient(d.X, binary, wd, true, true, params, grad);
+        detail::logistic_terms(d.X, binary, wd, true, true, params, grad);
     const double loss_h = space::logistic_loss_gradient(
         h, X.view(), space::vector_view<const index_t>{binary.data(), n}, w, true, true, params,
         grad_h);

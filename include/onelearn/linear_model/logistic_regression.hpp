@@ -119,6 +119,7 @@
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/logistic_terms.hpp"
 #include "onelearn/core/detail/progress.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
@@ -127,7 +128,6 @@
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/detail/checks.hpp"
 #include "onelearn/linear_model/detail/lbfgs.hpp"
-#include "onelearn/linear_model/detail/logistic_loss.hpp"
 
 namespace onelearn::linear_model {
 
@@ -354,9 +354,9 @@ class LogisticRegression
     Vector<double> buffer(1 + rows * cols);
     auto objective = [&](const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
       const Eigen::Map<const Matrix<double>> theta(x.data(), rows, cols);
-      buffer(0) =
-          detail::logistic_loss_gradient(X, class_of, weights, binary, params.fit_intercept, theta,
-                                         Eigen::Map<Matrix<double>>(buffer.data() + 1, rows, cols));
+      buffer(0) = onelearn::detail::logistic_terms(
+          X, class_of, weights, binary, params.fit_intercept, theta,
+          Eigen::Map<Matrix<double>>(buffer.data() + 1, rows, cols));
       exec_.allreduce(std::span(buffer.data(), static_cast<std::size_t>(buffer.size())),
                       exec::reduce_op::sum);
       grad = buffer.tail(rows * cols);
@@ -406,8 +406,8 @@ class LogisticRegression
     if (z.cols() == 1) {
       Matrix<double> out(z.rows(), 2);
       for (index_t i = 0; i < z.rows(); ++i) {
-        out(i, 0) = -detail::log1pexp(z(i, 0));
-        out(i, 1) = -detail::log1pexp(-z(i, 0));
+        out(i, 0) = -onelearn::detail::softplus(z(i, 0));
+        out(i, 1) = -onelearn::detail::softplus(-z(i, 0));
       }
       return out;
     }

@@ -80,13 +80,13 @@
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/grouped_moments.hpp"
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
-#include "onelearn/naive_bayes/detail/class_sums.hpp"
 
 namespace onelearn::naive_bayes {
 
@@ -95,24 +95,6 @@ struct GaussianNBParams {
 
   static constexpr std::array<std::string_view, 1> names{"var_smoothing"};
 };
-
-namespace detail {
-
-/// Per-class weighted squared deviations about the class means:
-/// out.row(c) += w_i (x_i - theta_c)² over the rows i of class c. With onelearn::detail::
-/// class_sums, the grouped reductions a Thrust backend would replace.
-template <class T>
-void class_square_deviations(const MatrixRef<T>& X, const std::vector<index_t>& class_of,
-                             const std::optional<VectorRef<T>>& weights,
-                             const Matrix<double>& theta, Eigen::Ref<Matrix<double>> out) {
-  for (index_t i = 0; i < X.rows(); ++i) {
-    const index_t c = class_of[static_cast<std::size_t>(i)];
-    const double w = weights ? static_cast<double>((*weights)(i)) : 1.0;
-    out.row(c).array() += w * (X.row(i).template cast<double>() - theta.row(c)).array().square();
-  }
-}
-
-}  // namespace detail
 
 template <class T, exec::ExecutionPolicy Exec = exec::local>
 class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
@@ -214,7 +196,7 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
     // Pass 1: [class weights (k) | per-class weighted sums (k x p)].
     Vector<double> first = Vector<double>::Zero(k + k * p);
     Eigen::Map<Matrix<double>> sums(first.data() + k, k, p);
-    onelearn::detail::class_sums<T>(X, class_of, weights, first.head(k), sums);
+    onelearn::detail::grouped_sums<T>(X, class_of, weights, first.head(k), sums);
     exec_.allreduce(std::span(first.data(), static_cast<std::size_t>(first.size())),
                     exec::reduce_op::sum);
     const Vector<double> counts = first.head(k);
@@ -229,7 +211,7 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec>, GaussianNBParams> {
     // Pass 2: [per-class weighted squared deviations (k x p) | squared deviations of X (p)].
     Vector<double> second = Vector<double>::Zero(k * p + p);
     Eigen::Map<Matrix<double>> squares(second.data(), k, p);
-    detail::class_square_deviations<T>(X, class_of, weights, theta, squares);
+    onelearn::detail::grouped_square_deviations<T>(X, class_of, weights, theta, squares);
     second.tail(p) = onelearn::detail::centered_square_sums<T>(X, x_stats.x, std::nullopt);
     exec_.allreduce(std::span(second.data(), static_cast<std::size_t>(second.size())),
                     exec::reduce_op::sum);

@@ -82,12 +82,12 @@
 #include "onelearn/base/labels.hpp"
 #include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/grouped_moments.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
-#include "onelearn/naive_bayes/detail/class_sums.hpp"
 
 namespace onelearn::naive_bayes {
 
@@ -222,8 +222,8 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
     // [class counts (k) | feature counts (k x p)], weighted, in double, over every rank.
     Vector<double> counts = Vector<double>::Zero(k + k * p);
     Eigen::Map<Matrix<double>> feature_counts(counts.data() + k, k, p);
-    onelearn::detail::class_sums<T>(X, onelearn::detail::class_indices(where, classes, y), weights,
-                                    counts.head(k), feature_counts);
+    onelearn::detail::grouped_sums<T>(X, onelearn::detail::class_indices(where, classes, y),
+                                      weights, counts.head(k), feature_counts);
     exec_.allreduce(std::span(counts.data(), static_cast<std::size_t>(counts.size())),
                     exec::reduce_op::sum);
     const Vector<double> class_counts = counts.head(k);

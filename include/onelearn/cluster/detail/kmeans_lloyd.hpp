@@ -2,9 +2,10 @@
 // Lloyd's k-means iterations, as scikit-learn 1.2's _kmeans_single_lloyd, for one process or
 // many. Per iteration:
 //   1. assign each local row to its nearest centre (detail::nearest_rows: one GEMM per block),
-//      and in the same pass over the rows (assign_and_sum, on threads). By default Hamerly's
-//      bounds skip the rows whose label provably stays (assign_and_sum_bounded): the same
-//      labels bit for bit, with only the other rows going through a GEMM;
+//      and in the same pass over the rows (lloyd_assign_and_sum in core/detail/lloyd_sums.hpp,
+//      on threads). By default Hamerly's bounds skip the rows whose label provably stays
+//      (assign_and_sum_bounded): the same labels bit for bit, with only the other rows going
+//      through a GEMM;
 //   2. sum the rows of each cluster and count them, in double, and count the rows whose label
 //      changed; ONE all-reduce of [sums (k x p), counts (k), changed] gives every rank the totals;
 //   3. a cluster left empty takes the point farthest from its centre (scikit-learn's
@@ -28,6 +29,7 @@
 
 #include "onelearn/cluster/detail/kmeans_rows.hpp"
 #include "onelearn/core/detail/distances.hpp"
+#include "onelearn/core/detail/lloyd_sums.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
@@ -41,43 +43,6 @@ struct LloydResult {
   double inertia = 0;  ///< over all ranks
   index_t n_iter = 0;
 };
-
-/// The assignment step fused with the sums the update step needs (scikit-learn's Lloyd loop
-/// fuses them too): labels(i) becomes the nearest centre of row i; `sums` (k x p) and `counts`
-/// (k) receive, in double, the sum and number of the rows of each cluster. Returns how many
-/// labels differ from `previous`.
-///
-/// Chunks of rows run on threads, each with its own partial sums; there are at most
-/// max_partials (core/detail/parallel.hpp) chunks whatever n is (bounding the k x p partials' memory), and the partials are
-/// added in chunk order, so the result is the same on any number of threads.
-template <class T>
-double assign_and_sum(const MatrixRef<T>& X, const Matrix<T>& centers, Eigen::Ref<Labels> labels,
-                      const Eigen::Ref<const Labels>& previous, Eigen::Ref<Matrix<double>> sums,
-                      Eigen::Ref<Vector<double>> counts) {
-  const index_t n = X.rows();
-  const index_t p = X.cols();
-  const index_t k = centers.rows();
-  const Vector<T> center_norms = row_squared_norms<T>(centers);
-  const index_t grain = fixed_chunks(n, block_rows, max_partials);
-  // Per chunk, one row: [sums (k x p, row-major), counts (k), changed].
-  Matrix<double> partials = Matrix<double>::Zero(chunk_count(n, grain), k * p + k + 1);
-  for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
-    nearest_rows<T>(X.middleRows(begin, end - begin), centers, center_norms,
-                    labels.segment(begin, end - begin));
-    double* partial = partials.row(chunk).data();
-    Eigen::Map<Matrix<double>> chunk_sums(partial, k, p);
-    for (index_t i = begin; i < end; ++i) {
-      const index_t label = labels(i);
-      chunk_sums.row(label) += X.row(i).template cast<double>();
-      partial[k * p + label] += 1;
-      if (label != previous(i)) partial[k * p + k] += 1;
-    }
-  });
-  const Vector<double> total = partials.colwise().sum().transpose();
-  sums = Eigen::Map<const Matrix<double>>(total.data(), k, p);
-  counts = total.segment(k * p, k);
-  return total(k * p + k);
-}
 
 /// scikit-learn's _relocate_empty_clusters_dense over all ranks: the clusters with no rows take,
 /// in order, the rows farthest from the centre they were assigned to (ties: the lower global
@@ -252,7 +217,8 @@ HamerlyCentres hamerly_centres(const Matrix<T>& centers) {
   return out;
 }
 
-/// The bounded assignment step fused with the sums, with the same results as assign_and_sum:
+/// The bounded assignment step fused with the sums, with the same results as
+/// lloyd_assign_and_sum:
 /// labels equal nearest_rows's, and the sums are added per chunk in row order, as there.
 /// `moves(j)` is how far centre j moved since the bounds were set (rounded up); with `full`, every
 /// row is assigned (first iteration, or after an empty-cluster relocation) and the bounds are
@@ -447,7 +413,7 @@ LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef
                                                     true, sums, counts);
       full = false;
     } else {
-      totals(k * p + k) = assign_and_sum<T>(X, centers, out.labels, previous, sums, counts);
+      totals(k * p + k) = lloyd_assign_and_sum<T>(X, centers, out.labels, previous, sums, counts);
     }
     exec.allreduce(std::span<double>(totals.data(), static_cast<std::size_t>(totals.size())),
                    exec::reduce_op::sum);

@@ -1,10 +1,24 @@
 #pragma once
-// The exact k nearest rows of each query on the host: the search of
-// neighbors/detail/brute_force.hpp (read its top comment: a GEMM bounds the expansion
-// ||q||^2 - 2 q.x + ||x||^2 to pick candidates, whose squared distances are then computed exactly,
-// subtracting first, in double, in index order; ties go to the lower row), returning local row
-// numbers only. The host half of space::nearest_k (space/host.hpp); phase 2 of the
-// compute-space work points brute_force.hpp here.
+// The exact k nearest rows of each query on the host, returning local row numbers: the search
+// behind the k-nearest-neighbour estimators (neighbors/detail/brute_force.hpp adds global row
+// numbers, labels and targets, and merges ranks) and the host half of space::nearest_k
+// (space/host.hpp).
+//
+// Training rows are taken in blocks of knn_train_block rows, queries in blocks of
+// knn_query_block rows, both centred on the training mean (distances do not change; the norms,
+// hence the rounding, shrink to the spread of the data). Per pair of blocks one GEMM (in T)
+// gives the dot products, and the expansion e = ||q||^2 - 2 q.x + ||x||^2 approximates each
+// squared distance. e is only used to *select*: its rounding error is bounded,
+//     |e - s| <= w = 4 (p + 4) eps_T (||q||^2 + ||x||^2)
+// (about twice the worst case (p + 2) eps_T (||q||^2 + ||x||^2) of the norms, the dot product
+// and the two additions), so with U the k-th smallest upper bound e + w seen so far, every row
+// whose lower bound e - w <= U is kept as a candidate, and no row of the true k nearest can be
+// missed. The candidates (typically k plus a few) then get their squared distance recomputed
+// exactly, by subtracting first, in double, in a fixed scalar order, from the rows as given;
+// the k best by (exact distance, row) win. So the neighbours are the exact ones whatever
+// cancellation the expansion suffers, ties go to the lower row (as a stable sort), and the
+// result does not depend on how the rows are blocked: the exact distance of a pair is the same
+// number in every blocking.
 
 #include <algorithm>
 #include <cstdint>
@@ -18,7 +32,10 @@
 
 namespace onelearn::detail {
 
-/// Query and training rows per block (see brute_force.hpp).
+/// Query rows per block and training rows per block: a query block x training block of
+/// products (0.5 MiB in double) stays in L2 between the GEMM that writes it and the scan that
+/// reads it. (Measured on bench/README.md's knn workload; 256 x 512 and 512 x 1024 were no
+/// better.)
 inline constexpr index_t knn_query_block = 128;
 inline constexpr index_t knn_train_block = 512;
 
@@ -75,7 +92,7 @@ ExactNeighbours exact_kbest_serial(const MatrixRef<T>& X, const Vector<T>& mean,
   out.resize(nq, k_local);
   if (k_local == 0 || nq == 0) return out;
 
-  // The bound on the expansion's rounding error, with a factor 2 to spare (brute_force.hpp).
+  // The bound on the expansion's rounding error, with a factor 2 to spare (see the top).
   const T c = T(4) * static_cast<T>(p + 4) * std::numeric_limits<T>::epsilon();
   const T infinity = std::numeric_limits<T>::infinity();
   // Both sides centred on the training mean: distances do not change, and the norms

@@ -1,14 +1,16 @@
 #pragma once
 // Centred, weighted Gram sums on the host: G = sum_i w_i x~_i x~_i^T, b = sum_i w_i x~_i y~_i,
-// c = sum_i w_i y~_i^2 with x~ = x - x_mean, y~ = y - y_mean (Ridge, LinearRegression, Lasso and
-// ElasticNet's normal equations; PCA's covariance without y). The host half of
-// space::gram_sums (space/host.hpp); the same computation as
-// linear_model/detail/gram.hpp's local_normal_equations, which phase 2 of the compute-space
-// work points here.
+// c = sum_i w_i y~_i^2 with x~ = x - x_mean, y~ = y - y_mean: one rank's share of the normal
+// equations of Ridge, Lasso and ElasticNet (linear_model/detail/gram.hpp), and the host half of
+// space::gram (space/host.hpp).
 //
-// Rows go to double before centring; sums stay in double whatever T is. Weights enter as
-// sqrt(w * weight_scale) scaling of the centred rows (scikit-learn's _rescale_data); without
-// weights, weight_scale is not used.
+// Precision: the rows are converted to double before centring and the sums are kept in double
+// whatever T is, as the column moments are (core/detail/moments.hpp). The Gram matrix squares
+// the condition number of X, so a float Gram would lose digits that a float X still holds;
+// the cost is a double-precision rank update instead of a float one. Like scikit-learn
+// (_rescale_data), weights enter as sqrt(w * weight_scale) scaling of the centred rows
+// (ElasticNet rescales the weights to sum to the number of samples); without weights,
+// weight_scale is not used.
 
 #include <algorithm>
 #include <optional>
@@ -41,7 +43,8 @@ GramSums local_gram_sums(const MatrixRef<T>& X, const std::optional<VectorRef<T>
                          const Vector<double>& x_mean, double y_mean) {
   const index_t n = X.rows();
   const index_t p = X.cols();
-  // Blocks of rows of about 2 MB in double (see gram.hpp).
+  // Blocks of rows of about 2 MB in double: large enough for a fast rank-k update, small
+  // enough that the double copy of X is never made whole. Chunks of blocks run on threads.
   constexpr index_t budget = index_t{1} << 18;
   const index_t block =
       std::min(std::max<index_t>(budget / std::max<index_t>(p, 1), 64), std::max<index_t>(n, 1));

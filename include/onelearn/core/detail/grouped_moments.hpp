@@ -1,9 +1,8 @@
 #pragma once
 // Per-group (per-class) weighted counts, sums and squared deviations: the grouped reductions
-// naive Bayes fits from, on the host. The host half of space::class_sums and
-// space::class_square_deviations (space/host.hpp); the same loops as
-// naive_bayes/detail/class_sums.hpp and GaussianNB's class_square_deviations, which phase 2 of
-// the compute-space work points here.
+// GaussianNB and MultinomialNB fit from, on the host. Also the host half of space::class_sums
+// and space::class_square_deviations (space/host.hpp), so the estimators and the host space run
+// the same loops.
 
 #include <optional>
 #include <span>

@@ -1,8 +1,7 @@
 #pragma once
 // The plain Lloyd step on the host: assign each row to its nearest centre and, in the same pass,
-// sum the rows of each cluster and count them. The host half of space::lloyd_step
-// (space/host.hpp); the same computation as cluster/detail/kmeans_lloyd.hpp's assign_and_sum,
-// which phase 2 of the compute-space work points here.
+// sum the rows of each cluster and count them (scikit-learn's Lloyd loop fuses them too). Used
+// by KMeans (cluster/detail/kmeans_lloyd.hpp) and by space::lloyd_step (space/host.hpp).
 
 #include <cstdint>
 
@@ -14,8 +13,10 @@ namespace onelearn::detail {
 
 /// labels(i) becomes the nearest centre of row i (nearest_rows: first on ties); sums (k x p) and
 /// counts (k) receive, in double, the sum and number of the rows of each cluster. Returns how
-/// many labels differ from `previous`. Chunks of rows (at most max_partials) run on threads and
-/// their partials are added in chunk order: the same result on any number of threads.
+/// many labels differ from `previous`. Chunks of rows run on threads, each with its own partial
+/// sums; there are at most max_partials (core/detail/parallel.hpp) chunks whatever n is
+/// (bounding the k x p partials' memory), added in chunk order: the same result on any number
+/// of threads.
 template <class T>
 double lloyd_assign_and_sum(const MatrixRef<T>& X, const MatrixRef<T>& centers,
                             Eigen::Ref<Labels> labels, const Eigen::Ref<const Labels>& previous,

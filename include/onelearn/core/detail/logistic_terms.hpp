@@ -1,9 +1,16 @@
 #pragma once
-// The data term of the logistic regression objective and its gradient on the host, in double
-// (binary: sum_i w_i [log(1 + exp(z_i)) - t_i z_i]; multinomial: sum_i w_i [logsumexp(z_i) -
-// z_i,y_i]). The host half of space::logistic_loss_gradient (space/host.hpp); the same
-// computation as linear_model/detail/logistic_loss.hpp, which phase 2 of the compute-space work
-// points here.
+// The data term of scikit-learn's logistic regression objective, on one rank's rows, in double:
+//
+//   binary (one row of coefficients, target t_i = 1 for the second class, 0 for the first):
+//       sum_i w_i [log(1 + exp(z_i)) - t_i z_i],            z_i = x_i^T coef + intercept
+//   multinomial (k rows of coefficients):
+//       sum_i w_i [log sum_c exp(z_ic) - z_i,y_i],           z_ic = x_i^T coef_c + intercept_c
+//
+// (scikit-learn's HalfBinomialLoss and HalfMultinomialLoss summed by LinearModelLoss), with its
+// gradient. The penalty is not added here: under a distributed policy these sums are
+// all-reduced first and the penalty, which every rank knows, is added once afterwards. Used by
+// LogisticRegression (linear_model/logistic_regression.hpp) and by space::logistic_loss_gradient
+// (space/host.hpp).
 
 #include <algorithm>
 #include <cmath>
@@ -37,6 +44,7 @@ inline void add_logistic_terms(const MatrixRef<double>& X, index_t begin, index_
   const auto rows = X.middleRows(begin, end - begin);
   Matrix<double> z = rows * params.leftCols(p).transpose();  // rows x k
   if (fit_intercept) z.rowwise() += params.col(p).transpose();
+  // z becomes the per-row derivative of the loss with respect to z, times w_i.
   for (index_t r = 0; r < z.rows(); ++r) {
     const index_t i = begin + r;
     const double w = weights.size() == 0 ? 1.0 : weights(i);
@@ -60,7 +68,9 @@ inline void add_logistic_terms(const MatrixRef<double>& X, index_t begin, index_
 
 /// The data term and its gradient over the rows of X: `class_of[i]` is row i's class index (0/1
 /// when binary), `weights` one per row or empty, `params` k x (p + fit_intercept) with row c =
-/// [coef_c, intercept_c], `grad` the same shape (overwritten). Returns the weighted loss.
+/// [coef_c, intercept_c], `grad` the same shape (overwritten). Returns the weighted loss. Chunks
+/// of rows run on threads (core/detail/parallel.hpp); the result does not depend on the number
+/// of threads.
 inline double logistic_terms(const MatrixRef<double>& X, std::span<const index_t> class_of,
                              const VectorRef<double>& weights, bool binary, bool fit_intercept,
                              const MatrixRef<double>& params, Eigen::Ref<Matrix<double>> grad) {
@@ -73,6 +83,7 @@ inline double logistic_terms(const MatrixRef<double>& X, std::span<const index_t
       return *this;
     }
   };
+  // Blocks of 256 rows keep the block's scores (256 x k) in cache.
   constexpr index_t block = 256;
   const Partial zero{0.0, Matrix<double>::Zero(params.rows(), params.cols())};
   const Partial total = sum_over_chunks(
