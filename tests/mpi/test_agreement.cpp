@@ -89,6 +89,17 @@ Data make_data(int rank) {
   return d;
 }
 
+/// X's columns as text ("0".."3"), for the encoders of text.
+std::vector<std::vector<std::string>> as_text(const Matrix<double>& X) {
+  std::vector<std::vector<std::string>> columns(static_cast<std::size_t>(X.cols()));
+  for (index_t j = 0; j < X.cols(); ++j) {
+    for (index_t i = 0; i < X.rows(); ++i) {
+      columns[static_cast<std::size_t>(j)].push_back(std::to_string(static_cast<int>(X(i, j))));
+    }
+  }
+  return columns;
+}
+
 /// Another value of a parameter, as a user might have typed on one rank.
 ParamValue other_value(const ParamValue& value) {
   return std::visit(
@@ -224,6 +235,7 @@ std::map<std::string, std::function<std::vector<std::string>()>> agreement_table
       {"PolynomialFeatures", [] { return check_every_parameter<PolynomialFeatures<double, Mpi>>("PolynomialFeatures", {}, fit_unsupervised<PolynomialFeatures<double, Mpi>>); }},
       {"SimpleImputer", [] { return check_every_parameter<SimpleImputer<double, Mpi>>("SimpleImputer", {}, fit_unsupervised<SimpleImputer<double, Mpi>>); }},
       {"OneHotEncoder", [] { return check_every_parameter<OneHotEncoder<double, Mpi>>("OneHotEncoder", {}, fit_unsupervised<OneHotEncoder<double, Mpi>>); }},
+      {"OneHotEncoder<std::string>", [] { return check_every_parameter<OneHotEncoder<std::string, Mpi>>("OneHotEncoder", {}, [](auto& e, const Data& d) { e.fit(as_text(d.X)); }); }},
       {"DecisionTreeClassifier", [] { return check_every_parameter<tree::DecisionTreeClassifier<double, Mpi>>("DecisionTreeClassifier", {}, fit_classifier<tree::DecisionTreeClassifier<double, Mpi>>); }},
       {"DecisionTreeRegressor", [] { return check_every_parameter<tree::DecisionTreeRegressor<double, Mpi>>("DecisionTreeRegressor", {}, fit_regressor<tree::DecisionTreeRegressor<double, Mpi>>); }},
       {"RandomForestClassifier", [] { return check_every_parameter<ensemble::RandomForestClassifier<double, Mpi>>("RandomForestClassifier", {.n_estimators = 3}, fit_classifier<ensemble::RandomForestClassifier<double, Mpi>>); }},

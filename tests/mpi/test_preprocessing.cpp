@@ -250,6 +250,55 @@ TEST_CASE("distributed text labels: LabelEncoder<std::string> and a LabeledClass
   }
 }
 
+TEST_CASE("distributed OneHotEncoder<std::string> gathers categories that only some ranks hold") {
+  // Rows sorted by class, so some ranks see only some species (one rank may hold no rows).
+  const auto comm = world();
+  const auto iris = test::load_split<double, std::int64_t>("iris");
+  std::vector<index_t> order(static_cast<std::size_t>(iris.y_train.size()));
+  std::iota(order.begin(), order.end(), index_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](index_t a, index_t b) { return iris.y_train(a) < iris.y_train(b); });
+  const Matrix<double> X = iris.X_train(order, Eigen::all);
+  const Labels y = iris.y_train(order);
+  const char* const species[] = {"virginica", "setosa", "versicolor"};
+  // Two text columns: the species, and the petal length in words.
+  auto columns = [&](const Matrix<double>& rows, const Labels& codes) {
+    OneHotEncoder<std::string>::TextColumns out(2);
+    for (index_t i = 0; i < codes.size(); ++i) {
+      out[0].emplace_back(species[codes(i)]);
+      out[1].emplace_back(rows(i, 2) < 2 ? "short" : rows(i, 2) < 5 ? "medium" : "long");
+    }
+    return out;
+  };
+  OneHotEncoder<std::string> local;
+  const Matrix<double> Z = local.fit_transform(columns(X, y));
+  REQUIRE(local.categories()[1] == std::vector<std::string>{"long", "medium", "short"});
+  const auto X_splits = my_splits(X, comm);
+  const auto y_splits = my_splits(y, comm);
+  for (std::size_t s = 0; s < X_splits.size(); ++s) {
+    CAPTURE(s);
+    OneHotEncoder<std::string, exec::mpi> distributed({}, comm);
+    distributed.fit(columns(X_splits[s], y_splits[s]));
+    CHECK(distributed.categories() == local.categories());
+    CHECK(distributed.transform(columns(X, y)) == Z);
+  }
+
+  // Bad text on one rank: an error on every rank, not a hang.
+  const bool culprit = comm.rank() == comm.size() - 1;
+  auto uneven = columns(X_splits[0], y_splits[0]);
+  if (culprit) uneven[1].emplace_back("extra");
+  OneHotEncoder<std::string, exec::mpi> encoder({}, comm);
+  CHECK_THROWS_WITH_AS(encoder.fit(uneven),
+                       doctest::Contains("expected columns of one length (the rows)"),
+                       shape_error);
+  auto narrow = columns(X_splits[0], y_splits[0]);
+  if (culprit) narrow.pop_back();
+  CHECK_THROWS_WITH_AS(encoder.fit(narrow),
+                       doctest::Contains("ranks disagree on the number of features of X"),
+                       shape_error);
+  CHECK_FALSE(encoder.is_fitted());
+}
+
 TEST_CASE("bad input on one rank fails the distributed preprocessing fits on every rank") {
   const auto comm = world();
   const int last = comm.size() - 1;

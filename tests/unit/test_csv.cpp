@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -448,7 +449,7 @@ TEST_CASE("LabelEncoder<std::string> round-trips text labels in sorted order") {
         Strings{"", "B", "a", "b", "\xC3\xA9"});
 }
 
-TEST_CASE("a text column goes through LabelEncoder<std::string> and on to OneHotEncoder") {
+TEST_CASE("a text column goes to LabelEncoder<std::string> and OneHotEncoder<std::string>") {
   TempDir dir;
   const fs::path path = dir / "pets.csv";
   write_file(path, "weight,kind\n4.5,cat\n30,dog\n3.9,\"cat\"\n0.1,fish\n");
@@ -458,10 +459,67 @@ TEST_CASE("a text column goes through LabelEncoder<std::string> and on to OneHot
   CHECK(codes == (Labels(4) << 0, 1, 0, 2).finished());
   CHECK(kinds.classes() == Strings{"cat", "dog", "fish"});
 
-  // OneHotEncoder takes codes, not strings: the codes as a one-column matrix.
-  onelearn::preprocessing::OneHotEncoder<double> onehot;
-  const Matrix<double> Z = onehot.fit_transform(codes.cast<double>());
+  onelearn::preprocessing::OneHotEncoder<std::string> onehot;
+  const Matrix<double> Z = onehot.fit_transform({table.text("kind")});
   CHECK(Z == (Matrix<double>(4, 3) << 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1).finished());
   CHECK(table.to_matrix<double>({"weight"}).col(0) ==
         (Vector<double>(4) << 4.5, 30, 3.9, 0.1).finished());
+}
+
+// scikit-learn 1.2.1:
+//   X = np.array([["red", "S"], ["blue", "M"], ["red", "S"], ["grün", "NA"], ["", "M"]],
+//                dtype=object)
+//   o = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+//   [c.tolist() for c in o.categories_]  # [['', 'blue', 'grün', 'red'], ['M', 'NA', 'S']]
+//   o.transform(X), o.transform(np.array([["blue", "XL"], ["pink", "S"]], dtype=object))
+//   o.inverse_transform(np.array([[0, 0, 0, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0, 1]]))
+//   # [['red', None], ['blue', 'S']]
+TEST_CASE("OneHotEncoder<std::string> encodes text columns as scikit-learn's OneHotEncoder") {
+  using onelearn::preprocessing::OneHotEncoder;
+  using Columns = OneHotEncoder<std::string>::TextColumns;
+  const Columns X{{"red", "blue", "red", "gr\xC3\xBCn", ""}, {"S", "M", "S", "NA", "M"}};
+  OneHotEncoder<std::string> encoder({.handle_unknown = "ignore"});
+  CHECK_THROWS_AS(static_cast<void>(encoder.transform(X)), onelearn::not_fitted_error);
+  const Matrix<double> Z = encoder.fit_transform(X);
+  CHECK(encoder.categories() == Columns{{"", "blue", "gr\xC3\xBCn", "red"}, {"M", "NA", "S"}});
+  CHECK(encoder.n_output_features() == 7);
+  CHECK(encoder.n_features_in() == 2);
+  CHECK(Z == (Matrix<double>(5, 7) << 0, 0, 0, 1, 0, 0, 1,  //
+              0, 1, 0, 0, 1, 0, 0,                          //
+              0, 0, 0, 1, 0, 0, 1,                          //
+              0, 0, 1, 0, 0, 1, 0,                          //
+              1, 0, 0, 0, 1, 0, 0)
+                 .finished());
+  // Unknown categories under "ignore": a block of zeros.
+  CHECK(encoder.transform(Columns{{"blue", "pink"}, {"XL", "S"}}) ==
+        (Matrix<double>(2, 7) << 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1).finished());
+  const auto back = encoder.inverse_transform(
+      (Matrix<double>(2, 7) << 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1).finished());
+  REQUIRE(back.size() == 2);
+  CHECK(back[0] == std::vector<std::optional<std::string>>{"red", "blue"});
+  CHECK(back[1] == std::vector<std::optional<std::string>>{std::nullopt, "S"});
+  CHECK(encoder.inverse_transform(Z)[1][3] == "NA");
+}
+
+TEST_CASE("OneHotEncoder<std::string> refuses what it cannot encode, naming it") {
+  using onelearn::preprocessing::OneHotEncoder;
+  using Columns = OneHotEncoder<std::string>::TextColumns;
+  OneHotEncoder<std::string> encoder;
+  encoder.fit(Columns{{"a", "b"}});
+  CHECK_INVALID(encoder.transform(Columns{{"b", "c"}}),
+                "OneHotEncoder.transform: found unknown category 'c' in column 0 at row 1");
+  CHECK_THROWS_WITH_AS(static_cast<void>(encoder.transform(Columns{{"a"}, {"b"}})),
+                       doctest::Contains("expected X with 1 features"), onelearn::shape_error);
+  CHECK_THROWS_WITH_AS(
+      encoder.fit(Columns{{"a", "b"}, {"c"}}),
+      "OneHotEncoder.fit: expected columns of one length (the rows), found 2 in column 0 and 1 "
+      "in column 1",
+      onelearn::shape_error);
+  CHECK_FALSE(encoder.is_fitted());
+  CHECK_INVALID(encoder.fit(Columns{}), "OneHotEncoder.fit: expected at least one sample");
+  CHECK_INVALID(encoder.fit(Columns{{}, {}}), "OneHotEncoder.fit: expected at least one sample");
+  CHECK_THROWS_AS(static_cast<void>(encoder.inverse_transform(Matrix<double>(1, 2))),
+                  onelearn::not_fitted_error);
+  OneHotEncoder<std::string> typo({.handle_unknown = "skip"});
+  CHECK_INVALID(typo.fit(Columns{{"a"}}), "handle_unknown");
 }

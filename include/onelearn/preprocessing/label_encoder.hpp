@@ -75,9 +75,9 @@
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
-#include "onelearn/exec/detail/named_values.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/exec/policy.hpp"
+#include "onelearn/preprocessing/detail/text_categories.hpp"
 
 namespace onelearn::preprocessing {
 
@@ -199,7 +199,8 @@ class LabelEncoder<std::string, Exec>
     constexpr std::string_view where = "LabelEncoder.fit";
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
-    LabelVector all = gather(sorted_unique(LabelVector(y.begin(), y.end())));
+    LabelVector all = std::move(
+        detail::gather_text_categories(exec_, {LabelVector(y.begin(), y.end())}).front());
     if (all.empty()) {  // the same on every rank: all see the same gathered labels
       throw invalid_argument(std::string(where) + ": expected at least one label, found 0");
     }
@@ -258,32 +259,6 @@ class LabelEncoder<std::string, Exec>
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
  private:
-  static LabelVector sorted_unique(LabelVector labels) {
-    std::sort(labels.begin(), labels.end());
-    labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
-    return labels;
-  }
-
-  /// Every rank's distinct labels, sorted and unique. The strings travel as the int64 words
-  /// of exec's packing of named values (length-prefixed bytes), the one all-gather every
-  /// policy moves.
-  LabelVector gather(LabelVector mine) const {
-    if constexpr (!Exec::is_distributed) {
-      return mine;
-    } else {
-      std::vector<exec::NamedValue> values;
-      values.reserve(mine.size());
-      for (std::string& label : mine) values.push_back({std::move(label), {}});
-      const std::vector<std::int64_t> packed = exec::detail::pack(values);
-      const std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(packed));
-      LabelVector labels;
-      for (auto& rank : exec::detail::unpack(all)) {
-        for (exec::NamedValue& value : rank) labels.push_back(std::move(value.name));
-      }
-      return sorted_unique(std::move(labels));
-    }
-  }
-
   Exec exec_;
   LabelVector classes_;
   bool fitted_ = false;
