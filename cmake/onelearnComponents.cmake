@@ -61,3 +61,5 @@ onelearn_component(blas
            set(ONELEARN_CBLAS_FOUND ON)
          endif()]] FOUND ONELEARN_CBLAS_FOUND
   LINKS BLAS::BLAS DEFINITIONS ONELEARN_USE_BLAS INCLUDES ONELEARN_CBLAS_INCLUDE_DIR)
+# The compute spaces on Thrust: thrust_cpp, thrust_omp, thrust_tbb, thrust_cuda.
+include("${CMAKE_CURRENT_LIST_DIR}/onelearnThrust.cmake")

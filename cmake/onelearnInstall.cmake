@@ -26,6 +26,7 @@ install(FILES
   "${CMAKE_CURRENT_BINARY_DIR}/onelearnConfigVersion.cmake"
   cmake/onelearnDependencies.cmake
   cmake/onelearnComponents.cmake
+  cmake/onelearnThrust.cmake
   DESTINATION "${ONELEARN_CMAKE_DIR}")
 
 # pkg-config: the core (Eigen, xtensor, Boost headers). Header-only, so arch-independent

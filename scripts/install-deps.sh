@@ -11,7 +11,7 @@ packages=(
   libeigen3-dev libxtensor-dev libboost1.81-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libucx-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
-  libthrust-dev libopenblas-dev
+  libthrust-dev libtbb-dev libopenblas-dev  # the Thrust compute spaces (cpp, omp, tbb)
   libcli11-dev pkg-config  # the tools' argument parsing; the pkg-config file's test
   clang libclang-rt-14-dev  # libFuzzer, for the ONNX loader's fuzz target
   python3-jsonschema  # run_k8s: onelearn-run k8s's MPIJob against the CRD's schema (tests/k8s/)
