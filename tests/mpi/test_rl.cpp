@@ -1,6 +1,7 @@
-// rl::PPO and rl::A2C under exec::mpi, on 2 and 3 ranks: each rank steps its own copies of
-// CartPole-v1 (global copies [offset, offset + n), seeded through first_copy), minibatches are
-// cut from the global rollout and gradients summed over the ranks. The reference is one process
+// rl::PPO, rl::A2C and rl::DQN under exec::mpi, on 2 and 3 ranks: each rank steps its own
+// copies of CartPole-v1 (global copies [offset, offset + n), seeded through first_copy),
+// minibatches are cut from the global rollout (DQN: drawn from the global replay buffer) and
+// gradients summed over the ranks. The reference is one process
 // (exec::local) stepping all 6 copies with the same parameters, computed on every rank: the
 // weights and the logged History must agree to the rounding of the gradient sums (double).
 // Minibatches of 20 rows out of 6 x 10 = 60 spread unevenly over the ranks.
@@ -18,6 +19,7 @@
 
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/rl/agents/a2c.hpp"
+#include "onelearn/rl/agents/dqn.hpp"
 #include "onelearn/rl/agents/ppo.hpp"
 #include "onelearn/rl/envs/cartpole_vector.hpp"
 
@@ -83,6 +85,33 @@ TEST_CASE("distributed PPO equals one process stepping every copy") {
   const double h = history_error(distributed.history(), reference.history());
   INFO("rank " << world.rank() << " of " << world.size() << ": weights differ by " << w << ", logs by " << h);
   CHECK(distributed.steps_done() == reference.steps_done());
+  CHECK(w < 1e-10);
+  CHECK(h < 1e-10);
+  CHECK(distributed.episodes_finished() == reference.episodes_finished());
+}
+
+TEST_CASE("distributed DQN equals one process stepping every copy") {
+  // A buffer of 50 rows (not a multiple of the 6 copies) wraps around several times; every
+  // rank draws the same minibatch of 16 rows and trains on those its copies wrote.
+  const onelearn::exec::mpi world(MPI_COMM_WORLD);
+  const auto [n, first] = my_copies(world);
+  const rl::DQNParams p{.buffer_size = 50, .learning_starts = 30, .batch_size = 16,
+                        .learning_rate = 1e-3, .train_freq = 2, .gradient_steps = 2,
+                        .target_update_interval = 24, .exploration_fraction = 0.5,
+                        .hidden_units = 16, .seed = 9};
+  const std::int64_t total = global_copies * 2 * 30;  // 30 iterations
+
+  rl::DQN<rl::CartPoleVectorEnv<double>, onelearn::exec::mpi> distributed(
+      rl::CartPoleVectorEnv<double>(n, {}, first), p, world);
+  distributed.learn(total);
+  rl::DQN reference(rl::CartPoleVectorEnv<double>(global_copies), p);
+  reference.learn(total);
+
+  const double w = weight_error(distributed, reference);
+  const double h = history_error(distributed.history(), reference.history());
+  INFO("rank " << world.rank() << " of " << world.size() << ": weights differ by " << w << ", logs by " << h);
+  CHECK(distributed.steps_done() == reference.steps_done());
+  CHECK(reference.replay_buffer().full == 1);
   CHECK(w < 1e-10);
   CHECK(h < 1e-10);
   CHECK(distributed.episodes_finished() == reference.episodes_finished());

@@ -1,53 +1,66 @@
 #pragma once
-/// @file
-/// rl::DQN: deep Q-learning (Mnih et al. 2015) with a replay buffer, a target network, double
-/// Q-learning targets (van Hasselt et al. 2016; optional) and a linearly decaying epsilon-greedy
-/// exploration, for Discrete actions. Stable-Baselines3's DQN is the reference for the
-/// defaults and the schedule of collection, gradient steps and target updates.
-///
-/// @code
-///   #include <onelearn/rl/agents/dqn.hpp>
-///   namespace rl = onelearn::rl;
-///   // RL Zoo's CartPole-v1 settings:
-///   rl::DQN agent(rl::CartPoleVectorEnv<float>(1),
-///                 {.buffer_size = 100'000, .learning_starts = 1000, .batch_size = 64,
-///                  .learning_rate = 2.3e-3, .train_freq = 256, .gradient_steps = 128,
-///                  .target_update_interval = 10, .exploration_fraction = 0.16,
-///                  .exploration_final_eps = 0.04, .hidden_units = 256, .seed = 1});
-///   agent.learn(50'000);
-///   rl::CartPole<float> env;
-///   double mean = agent.evaluate(env, 100);        // greedy policy
-/// @endcode
-///
-/// **An iteration** of learn(): `train_freq` steps of every copy, each action epsilon-greedy
-/// (uniformly random before `learning_starts` steps), the transitions stored; every
-/// `target_update_interval` steps (counted over the copies) the target network becomes a copy
-/// of the online one; then, once more than learning_starts steps are done, `gradient_steps`
-/// steps on minibatches of `batch_size` drawn from the buffer, each of the Huber loss between
-/// Q(s, a) and r + gamma (1 - terminated) Q_target(s', a'), a' = argmax Q(s', .) (double_dqn)
-/// or argmax Q_target(s', .). Epsilon goes linearly from exploration_initial_eps to
-/// exploration_final_eps over the first exploration_fraction of total_steps.
-/// Logs: episode_return, episode_length, steps, loss, exploration_rate.
-///
-/// **Parameters** (DQNParams; defaults are Stable-Baselines3's): `buffer_size` (1e6) >=
-/// batch_size, `learning_starts` (100) >= 0, `batch_size` (32) >= 1, `learning_rate` (1e-4),
-/// `gamma` (0.99) in [0, 1], `train_freq` (4) >= 1, `gradient_steps` (1) >= 0,
-/// `target_update_interval` (10000) >= 1, `exploration_fraction` (0.1) in [0, 1],
-/// `exploration_initial_eps` (1) and `exploration_final_eps` (0.05) in [0, 1],
-/// `max_grad_norm` (10), `double_dqn` (true), `hidden_layers` (2), `hidden_units` (64),
-/// `activation` ("relu"), `adam_epsilon` (1e-8), `seed` (0), `verbose` (0).
-///
-/// **Members**: as PPO (learn, evaluate, predict, policy() = the online Q network, whose argmax
-/// is the action, checkpoints with the replay buffer, weights).
-///
-/// **Distributed** (exec::mpi): each rank keeps the transitions of its own copies and samples
-/// batch_size of them per gradient step; the gradients are averaged over the ranks (a global
-/// batch of batch_size x ranks). Unlike PPO's, this is not one process's run (one process
-/// would sample from one buffer).
-///
-/// **Errors** (onelearn::invalid_argument, naming the parameter, its value and the rule, at
-/// construction): a buffer smaller than a batch, the ranges above, an unknown activation,
-/// Box actions (a static_assert: DQN needs Discrete actions).
+/**
+ * \class onelearn::rl::DQN
+ * \brief Deep Q-learning with a replay buffer, a target network and double Q-learning, as
+ * Stable-Baselines3's DQN.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/agents/dqn.hpp>
+ * #include <onelearn/rl/envs/cartpole.hpp>
+ * #include <onelearn/rl/envs/cartpole_vector.hpp>
+ * namespace rl = onelearn::rl;
+ * // RL Zoo's CartPole-v1 settings:
+ * rl::DQN agent(rl::CartPoleVectorEnv<float>(1),
+ *               {.buffer_size = 100'000, .learning_starts = 1000, .batch_size = 64,
+ *                .learning_rate = 2.3e-3, .train_freq = 256, .gradient_steps = 128,
+ *                .target_update_interval = 10, .exploration_fraction = 0.16,
+ *                .exploration_final_eps = 0.04, .hidden_units = 256, .seed = 1});
+ * agent.learn(50'000);
+ * rl::CartPole<float> env;
+ * double mean = agent.evaluate(env, 100);        // greedy policy
+ * \endcode
+ *
+ * rl::DQN: deep Q-learning (Mnih et al. 2015) with a replay buffer, a target network, double
+ * Q-learning targets (van Hasselt et al. 2016; optional) and a linearly decaying
+ * epsilon-greedy exploration, for Discrete actions. Stable-Baselines3's DQN is the reference
+ * for the defaults and the schedule of collection, gradient steps and target updates.
+ *
+ * \par An iteration of learn()
+ * `train_freq` steps of every copy, each action epsilon-greedy (uniformly random before
+ * `learning_starts` steps), the transitions stored; every `target_update_interval` steps
+ * (counted over the copies) the target network becomes a copy of the online one; then, once
+ * more than learning_starts steps are done, `gradient_steps` steps on minibatches of
+ * `batch_size` drawn from the buffer, each of the Huber loss between Q(s, a) and
+ * r + gamma (1 - terminated) Q_target(s', a'), a' = argmax Q(s', .) (double_dqn) or
+ * argmax Q_target(s', .). Epsilon goes linearly from exploration_initial_eps to
+ * exploration_final_eps over the first exploration_fraction of total_steps.
+ * Logs: episode_return, episode_length, steps, loss, exploration_rate.
+ *
+ * \par Parameters (DQNParams)
+ * Defaults are Stable-Baselines3's: `buffer_size` (1e6) >= batch_size, `learning_starts` (100)
+ * >= 0, `batch_size` (32) >= 1, `learning_rate` (1e-4), `gamma` (0.99) in [0, 1],
+ * `train_freq` (4) >= 1, `gradient_steps` (1) >= 0, `target_update_interval` (10000) >= 1,
+ * `exploration_fraction` (0.1) in [0, 1], `exploration_initial_eps` (1) and
+ * `exploration_final_eps` (0.05) in [0, 1], `max_grad_norm` (10), `double_dqn` (true),
+ * `hidden_layers` (2), `hidden_units` (64), `activation` ("relu"), `adam_epsilon` (1e-8),
+ * `seed` (0), `verbose` (0).
+ *
+ * \par Members
+ * As PPO (learn, evaluate, predict, policy() = the online Q network, whose argmax is the
+ * action, checkpoints with the replay buffer, weights).
+ *
+ * \par Distributed (exec::mpi)
+ * Each rank steps its own copies and keeps their transitions in the replay buffer's global
+ * row layout (rl::ReplayBuffer); every rank draws the same minibatch of batch_size rows, each
+ * computes the loss gradient of the drawn rows its copies wrote, and the gradients are summed
+ * over the ranks. The run is one process's stepping every copy, to the rounding of the
+ * gradient sums (tested on 2 and 3 ranks).
+ *
+ * Errors: onelearn::invalid_argument, naming the parameter, its value and the rule, at
+ * construction: a buffer smaller than a batch, the ranges above, an unknown activation; Box
+ * actions are a compile-time error (a static_assert: DQN needs Discrete actions).
+ */
 
 #include <algorithm>
 #include <array>
@@ -192,6 +205,7 @@ class DQN : public detail::AgentBase<DQN<Envs, Exec>, Envs, Exec, DQNParams> {
     v.values(std::span<std::int64_t>(buffer_.actions.data(), static_cast<std::size_t>(buffer_.actions.size())));
     v.values(std::span<T>(buffer_.rewards.data(), static_cast<std::size_t>(buffer_.rewards.size())));
     v.values(std::span<T>(buffer_.terminated.data(), static_cast<std::size_t>(buffer_.terminated.size())));
+    v.values(std::span<std::int64_t>(buffer_.copy_of.data(), static_cast<std::size_t>(buffer_.copy_of.size())));
     v.i64(buffer_.position);
     v.i64(buffer_.full);
     v.i64(calls_);
@@ -227,10 +241,14 @@ class DQN : public detail::AgentBase<DQN<Envs, Exec>, Envs, Exec, DQNParams> {
     }
     const Matrix<T> before = this->obs_;
     const auto& result = this->step_envs(actions);
+    // Every rank reserves the rows of all copies; this rank writes those of its own.
+    const index_t first = buffer_.reserve(this->n_global_);
     for (index_t i = 0; i < n; ++i) {
       const bool done = result.done(i);
-      buffer_.add(before.row(i), actions(i), result.rewards(i),
-                  done ? result.final_observations.row(i) : result.observations.row(i), result.terminated(i));
+      buffer_.put((first + this->offset_ + i) % buffer_.capacity(), before.row(i), actions(i),
+                  result.rewards(i),
+                  done ? result.final_observations.row(i) : result.observations.row(i),
+                  result.terminated(i));
     }
     this->after_step(result, step);
     ++calls_;
@@ -239,46 +257,56 @@ class DQN : public detail::AgentBase<DQN<Envs, Exec>, Envs, Exec, DQNParams> {
     }
   }
 
-  /// One gradient step of the Huber loss on a minibatch; returns the loss (mean over ranks).
+  /// One gradient step of the Huber loss on a minibatch; returns the loss. Every rank draws the
+  /// same rows (the draw of rank 0 of one process) and takes the gradient of those its copies
+  /// wrote, divided by the whole batch: summed over the ranks, one process's gradient.
   double train_step() {
     const Params& p = this->params_;
-    const auto rows = buffer_.sample(p.batch_size, nn::detail::derive_seed(
-        nn::detail::derive_seed(p.seed ^ 0x5A3ULL, static_cast<std::uint64_t>(updates_)),
-        static_cast<std::uint64_t>(this->execution_policy().rank())));
+    const auto drawn = buffer_.sample(p.batch_size, nn::detail::derive_seed(
+        nn::detail::derive_seed(p.seed ^ 0x5A3ULL, static_cast<std::uint64_t>(updates_)), 0));
     ++updates_;
-    const index_t m = p.batch_size;
-    mb_obs_.resize(m, buffer_.observations.cols());
-    next_.resize(m, buffer_.observations.cols());
-    for (index_t i = 0; i < m; ++i) {
-      mb_obs_.row(i) = buffer_.observations.row(rows[static_cast<std::size_t>(i)]);
-      next_.row(i) = buffer_.next_observations.row(rows[static_cast<std::size_t>(i)]);
+    rows_.clear();
+    for (const index_t r : drawn) {
+      const std::int64_t copy = buffer_.copy_of(r);
+      if (copy >= this->offset_ && copy < this->offset_ + this->n_local_) rows_.push_back(r);
     }
-    target_y_.resize(m);
-    const auto next_target = target_->forward(next_, false);
-    best_.resize(m);
-    if (p.double_dqn) {
-      const auto next_online = q_->forward(next_, false);  // before the training forward
-      for (index_t i = 0; i < m; ++i) best_(i) = Categorical<T>::mode(next_online, i);
-    } else {
-      for (index_t i = 0; i < m; ++i) best_(i) = Categorical<T>::mode(next_target, i);
-    }
-    for (index_t i = 0; i < m; ++i) {
-      const index_t r = rows[static_cast<std::size_t>(i)];
-      target_y_(i) = static_cast<double>(buffer_.rewards(r)) +
-                     p.gamma * (1.0 - static_cast<double>(buffer_.terminated(r))) *
-                         static_cast<double>(next_target(i, best_(i)));
-    }
-    const auto q = q_->forward(mb_obs_, true);
-    const double scale = 1.0 / (static_cast<double>(m) * static_cast<double>(this->execution_policy().size()));
-    grad_.setZero(m, q.cols());
+    const auto m = static_cast<index_t>(rows_.size());
+    const double scale = 1.0 / static_cast<double>(p.batch_size);
     double loss = 0;
-    for (index_t i = 0; i < m; ++i) {
-      const index_t a = buffer_.actions(rows[static_cast<std::size_t>(i)]);
-      const double d = static_cast<double>(q(i, a)) - target_y_(i);
-      loss += std::abs(d) < 1 ? 0.5 * d * d : std::abs(d) - 0.5;  // smooth L1 (Huber, delta 1)
-      grad_(i, a) = static_cast<T>(std::clamp(d, -1.0, 1.0) * scale);
+    if (m == 0) {
+      q_->backward_empty();
+    } else {
+      mb_obs_.resize(m, buffer_.observations.cols());
+      next_.resize(m, buffer_.observations.cols());
+      for (index_t i = 0; i < m; ++i) {
+        mb_obs_.row(i) = buffer_.observations.row(rows_[static_cast<std::size_t>(i)]);
+        next_.row(i) = buffer_.next_observations.row(rows_[static_cast<std::size_t>(i)]);
+      }
+      target_y_.resize(m);
+      const auto next_target = target_->forward(next_, false);
+      best_.resize(m);
+      if (p.double_dqn) {
+        const auto next_online = q_->forward(next_, false);  // before the training forward
+        for (index_t i = 0; i < m; ++i) best_(i) = Categorical<T>::mode(next_online, i);
+      } else {
+        for (index_t i = 0; i < m; ++i) best_(i) = Categorical<T>::mode(next_target, i);
+      }
+      for (index_t i = 0; i < m; ++i) {
+        const index_t r = rows_[static_cast<std::size_t>(i)];
+        target_y_(i) = static_cast<double>(buffer_.rewards(r)) +
+                       p.gamma * (1.0 - static_cast<double>(buffer_.terminated(r))) *
+                           static_cast<double>(next_target(i, best_(i)));
+      }
+      const auto q = q_->forward(mb_obs_, true);
+      grad_.setZero(m, q.cols());
+      for (index_t i = 0; i < m; ++i) {
+        const index_t a = buffer_.actions(rows_[static_cast<std::size_t>(i)]);
+        const double d = static_cast<double>(q(i, a)) - target_y_(i);
+        loss += std::abs(d) < 1 ? 0.5 * d * d : std::abs(d) - 0.5;  // smooth L1 (Huber, delta 1)
+        grad_(i, a) = static_cast<T>(std::clamp(d, -1.0, 1.0) * scale);
+      }
+      q_->backward(grad_);
     }
-    q_->backward(grad_);
     loss *= scale;
     this->execution_policy().allreduce(std::span<double>(&loss, 1), exec::reduce_op::sum);
     q_->wait();
@@ -292,6 +320,7 @@ class DQN : public detail::AgentBase<DQN<Envs, Exec>, Envs, Exec, DQNParams> {
   index_t n_actions_ = 0;
   std::int64_t calls_ = 0;    // vectorised steps (target updates count them)
   std::int64_t updates_ = 0;  // gradient steps (minibatch draws are keyed by them)
+  std::vector<index_t> rows_;  // the drawn rows this rank's copies wrote, in draw order
   Matrix<T> mb_obs_, next_, grad_;
   Vector<double> target_y_;
   Labels best_;

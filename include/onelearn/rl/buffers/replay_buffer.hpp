@@ -1,21 +1,42 @@
 #pragma once
-/// @file
-/// rl::ReplayBuffer: the last `capacity` transitions (s, a, r, s', terminated) of an off-policy
-/// agent (DQN), overwritten oldest first, and uniform minibatches drawn from them (with
-/// replacement, as Stable-Baselines3's ReplayBuffer.sample).
-///
-/// @code
-///   onelearn::rl::ReplayBuffer<float> buffer(100'000, 4);        // capacity, observation size
-///   buffer.add(obs.row(i), action, reward, next.row(i), terminated);
-///   std::vector<onelearn::index_t> rows = buffer.sample(64, seed);
-/// @endcode
-///
-/// `terminated` is the task's terminal flag only: a transition cut by a time limit keeps
-/// bootstrapping from s' (its s' is the episode's last observation, not the next episode's
-/// first), which is Stable-Baselines3's handle_timeout_termination.
-///
-/// Errors: onelearn::invalid_argument for capacity or observation_size < 1 (construction) and
-/// for sampling an empty buffer.
+/**
+ * \class onelearn::rl::ReplayBuffer
+ * \brief The last transitions of an off-policy agent (DQN), and uniform minibatches of them.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/buffers/replay_buffer.hpp>
+ * #include <onelearn/rl/envs/cartpole_vector.hpp>
+ * #include <vector>
+ * onelearn::rl::ReplayBuffer<float> buffer(100'000, 4);        // capacity, observation size
+ * onelearn::rl::CartPoleVectorEnv<float> envs(8);
+ * onelearn::Matrix<float> obs = envs.reset(42);
+ * onelearn::Labels actions = onelearn::Labels::Ones(8);
+ * const auto& step = envs.step(actions);
+ * for (onelearn::index_t i = 0; i < envs.size(); ++i) {   // s': the ended episode's last one
+ *   const auto& next = step.done(i) ? step.final_observations : step.observations;
+ *   buffer.add(obs.row(i), actions(i), step.rewards(i), next.row(i), step.terminated(i));
+ * }
+ * std::vector<onelearn::index_t> rows = buffer.sample(64, 7);  // 64 rows, seed 7
+ * \endcode
+ *
+ * rl::ReplayBuffer: the last `capacity` transitions (s, a, r, s', terminated) of an
+ * off-policy agent (DQN), overwritten oldest first, and uniform minibatches drawn from them
+ * (with replacement, as Stable-Baselines3's ReplayBuffer.sample).
+ *
+ * `terminated` is the task's terminal flag only: a transition cut by a time limit keeps
+ * bootstrapping from s' (its s' is the episode's last observation, not the next episode's
+ * first), which is Stable-Baselines3's handle_timeout_termination.
+ *
+ * One vectorised step of N copies takes N consecutive rows, in copy order, and `copy_of(row)`
+ * says which copy wrote a row. A distributed agent keeps the whole buffer's row layout on every
+ * rank: each rank reserves the step's N rows (reserve) and fills its own copies' rows (put), so
+ * row numbers, the buffer's size and the minibatches drawn are those of one process stepping
+ * all copies, and a rank trains on the drawn rows its copies wrote.
+ *
+ * Errors: onelearn::invalid_argument for capacity or observation_size < 1 (construction) and
+ * for sampling an empty buffer.
+ */
 
 #include <cstdint>
 #include <string>
@@ -41,19 +62,38 @@ class ReplayBuffer {
     actions.setZero(capacity);
     rewards.setZero(capacity);
     terminated.setZero(capacity);
+    copy_of.setZero(capacity);
   }
 
+  /// Appends one transition (the next row, overwriting the oldest when full); copy 0 wrote it.
   template <class Obs, class Next>
   void add(const Obs& obs, std::int64_t action, T reward, const Next& next, bool is_terminal) {
-    observations.row(position) = obs;
-    next_observations.row(position) = next;
-    actions(position) = action;
-    rewards(position) = reward;
-    terminated(position) = is_terminal ? T(1) : T(0);
-    if (++position == capacity()) {
-      position = 0;
-      full = 1;
+    put(reserve(1), obs, action, reward, next, is_terminal);
+  }
+
+  /// Takes the next `copies` rows for one vectorised step, as `copies` calls of add() would:
+  /// row (first + c) mod capacity() belongs to copy c. Returns first; put() fills the rows.
+  index_t reserve(index_t copies) {
+    const index_t first = position;
+    for (index_t c = 0; c < copies; ++c) {
+      copy_of(position) = c;
+      if (++position == capacity()) {
+        position = 0;
+        full = 1;
+      }
     }
+    return first;
+  }
+
+  /// Writes one transition at `row` (a row reserve() handed out).
+  template <class Obs, class Next>
+  void put(index_t row, const Obs& obs, std::int64_t action, T reward, const Next& next,
+           bool is_terminal) {
+    observations.row(row) = obs;
+    next_observations.row(row) = next;
+    actions(row) = action;
+    rewards(row) = reward;
+    terminated(row) = is_terminal ? T(1) : T(0);
   }
 
   [[nodiscard]] index_t capacity() const noexcept { return rewards.size(); }
@@ -71,6 +111,7 @@ class ReplayBuffer {
   Matrix<T> observations, next_observations;
   Labels actions;
   Vector<T> rewards, terminated;
+  Labels copy_of;             ///< the copy of the vectorised step that wrote each row
   std::int64_t position = 0;  ///< where the next transition goes
   std::int64_t full = 0;      ///< 1 once the buffer has wrapped around
 };
