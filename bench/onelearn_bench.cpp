@@ -464,8 +464,8 @@ int run(const std::vector<std::string>& workloads, const std::string& dir, const
       bench_tiny_mlp();
     } else if (workload == "cartpole_env" && !Exec::is_distributed) {
       onelearn_bench::bench_cartpole_env();
-    } else if (workload == "ppo_cartpole" && !Exec::is_distributed) {
-      onelearn_bench::bench_ppo_cartpole();
+    } else if (workload == "ppo_cartpole") {
+      onelearn_bench::bench_ppo_cartpole(exec, policy);
     } else if (workload == "dqn_cartpole" && !Exec::is_distributed) {
       onelearn_bench::bench_dqn_cartpole();
 #ifdef ONELEARN_BENCH_WITH_MPI

@@ -71,9 +71,12 @@ inline void bench_cartpole_env() {
       best, static_cast<long>(copies), static_cast<long long>(best_episodes));
 }
 
-/// Trains `agent` until 100 evaluation episodes average 475 or `budget` steps; prints the line.
+/// Trains `agent` until 100 evaluation episodes average 475 or `budget` steps; rank 0 prints
+/// the line. Under a distributed policy every rank evaluates the same weights on the same
+/// episodes, so all stop at the same iteration.
 template <class Agent>
-void bench_agent_until_solved(const char* workload, Agent& agent, std::int64_t budget, const char* extra) {
+void bench_agent_until_solved(const char* workload, Agent& agent, std::int64_t budget, const char* extra,
+                              const char* policy = "local") {
   using Clock = std::chrono::steady_clock;
   onelearn::rl::CartPoleVectorEnv<float> eval_env(20);
   onelearn::rl::EvaluateAndStop stop(eval_env, {.episodes = 100, .threshold = 475, .every = 4});
@@ -82,9 +85,10 @@ void bench_agent_until_solved(const char* workload, Agent& agent, std::int64_t b
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   onelearn::rl::CartPoleVectorEnv<float> final_env(20);
   const double quality = agent.evaluate(final_env, 100, 424242);
-  std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "local", "steps": %lld, "seconds": %.4f, )"
+  if (agent.execution_policy().rank() != 0) return;
+  std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "%s", "steps": %lld, "seconds": %.4f, )"
               R"("quality": %.2f%s})" "\n",
-              workload, static_cast<long long>(agent.steps_done()), seconds, quality, extra);
+              workload, policy, static_cast<long long>(agent.steps_done()), seconds, quality, extra);
 }
 
 inline onelearn::rl::PPOParams zoo_ppo_cartpole() {
@@ -93,17 +97,25 @@ inline onelearn::rl::PPOParams zoo_ppo_cartpole() {
           .clip_range_schedule = "linear", .seed = 1};
 }
 
-inline void bench_ppo_cartpole() {
+/// RL Zoo's 8 copies, split over the ranks (rank r steps copies [first, first + n)): with the
+/// same global batch, a distributed run is one process's (tests/mpi/test_rl.cpp).
+template <class Exec>
+void bench_ppo_cartpole(const Exec& exec, const char* policy) {
   namespace rl = onelearn::rl;
+  using Envs = rl::CartPoleVectorEnv<float>;
+  constexpr onelearn::index_t copies = 8;
+  const onelearn::index_t ranks = exec.size(), rank = exec.rank();
+  const onelearn::index_t n = copies / ranks + (rank < copies % ranks ? 1 : 0);
+  const onelearn::index_t first = rank * (copies / ranks) + std::min(rank, copies % ranks);
   // Throughput of the whole Zoo run (1e5 steps, no evaluation).
-  rl::PPO full(rl::CartPoleVectorEnv<float>(8), zoo_ppo_cartpole());
+  rl::PPO<Envs, Exec> full(Envs(n, {}, first), zoo_ppo_cartpole(), exec);
   const auto start = std::chrono::steady_clock::now();
   full.learn(100'000);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char extra[96];
   std::snprintf(extra, sizeof extra, R"(, "steps_per_second": %.1f)", static_cast<double>(full.steps_done()) / seconds);
-  rl::PPO agent(rl::CartPoleVectorEnv<float>(8), zoo_ppo_cartpole());
-  bench_agent_until_solved("ppo_cartpole", agent, 100'000, extra);
+  rl::PPO<Envs, Exec> agent(Envs(n, {}, first), zoo_ppo_cartpole(), exec);
+  bench_agent_until_solved("ppo_cartpole", agent, 100'000, extra, policy);
 }
 
 inline void bench_dqn_cartpole() {
