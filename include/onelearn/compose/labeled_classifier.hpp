@@ -1,10 +1,15 @@
 #pragma once
 /**
+ * \class onelearn::compose::LabeledClassifier
+ * \brief Any onelearn classifier, fitted on and predicting the labels of a user's table (strings).
+ * \ingroup estimators
+ *
  * \code
  * #include <onelearn/compose/labeled_classifier.hpp>
  *
  * const onelearn::io::Table table = onelearn::io::read_table("iris.csv");
- * const onelearn::Matrix<double> X = table.to_matrix<double>(table.columns(onelearn::io::ColumnType::number));
+ * const onelearn::Matrix<double> X =
+ *     table.to_matrix<double>(table.columns(onelearn::io::ColumnType::number));
  * const std::vector<std::string>& species = table.text("species");
  *
  * onelearn::compose::LabeledClassifier<onelearn::linear_model::LogisticRegression<double>>
@@ -13,17 +18,18 @@
  * std::vector<std::string> predicted = clf.predict(X);   // "setosa", "virginica", ...
  * onelearn::Matrix<double> proba = clf.predict_proba(X);  // columns in the order of classes()
  * double accuracy = clf.score(X, species);
+ * std::cout << predicted[0] << ' ' << proba(0, 0) << ' ' << accuracy << '\n';
  * \endcode
  *
- * compose::LabeledClassifier<C, Label>: any onelearn classifier C, fitted on labels of type
- * Label (std::string by default, or any type LabelEncoder<Label> takes) and predicting them:
+ * `compose::LabeledClassifier<C, Label>`: any onelearn classifier C, fitted on labels of type
+ * Label (`std::string` by default, or any type `LabelEncoder<Label>` takes) and predicting them:
  * the labels a user's table holds, in and out. scikit-learn's classifiers take string labels
  * themselves; onelearn's take onelearn::Labels (int64), so this wrapper encodes the labels with
- * preprocessing::LabelEncoder<Label> (sorted, as scikit-learn sorts classes_), fits C on the
+ * `preprocessing::LabelEncoder<Label>` (sorted, as scikit-learn sorts classes_), fits C on the
  * codes and decodes what C predicts.
  *
  * \par Attributes (after fit)
- * - `classes()`: the sorted labels of every rank (std::vector<Label>); predict_proba's columns
+ * - `classes()`: the sorted labels of every rank (`std::vector<Label>`); predict_proba's columns
  *   follow them.
  * - `classifier()`: the fitted C (its classes() are the codes 0..k-1); `encoder()`.
  *

@@ -1,33 +1,41 @@
 #pragma once
-// onelearn::onnx::Graph: runs an ONNX model. Built from a ModelProto, it checks everything it
-// can before running (operators, opsets, data types, that every input of every node is
-// provided) and orders the nodes topologically, so any DAG runs whatever order the file lists
-// the nodes in. Initializers, several graph inputs and outputs, Constant nodes are supported.
-//
-// \code
-//   onelearn::onnx::Graph g = onelearn::onnx::load("mlp.onnx");
-//   onelearn::onnx::Tensor x({1, 4}, std::vector<float>{5.1f, 3.5f, 1.4f, 0.2f});
-//   std::vector<onelearn::onnx::Tensor> y = g.run({x});   // in graph-output order
-//   std::cout << g.inputs()[0].name << ' ' << shape_string(y[0].shape()) << '\n';
-// \endcode
-//
-// From a graph to a trainable model: onnx::to_sequential<T>(graph) (onnx/to_sequential.hpp)
-// turns a chain of layers (PyTorch's MLPs and CNNs, onelearn's own exports) into a built
-// nn::Sequential<T>; onnx::to_estimator<E>(model) (onnx/to_estimator.hpp) turns an ONNX-ML
-// model (skl2onnx's or onelearn's) into the fitted estimator E.
-//
-// Operators: the table in ops/registry.hpp (default domain, opsets 1 to 17; ai.onnx.ml 1 to 3),
-// documented in docs/onnx-operators.md, which `onelearn-onnx ops --markdown` generates from it.
-// Element types: those of tensor.hpp (float32, float64, int64, int32, int8, uint8, bool); each
-// operator's first input is checked against the types it registers before it runs.
-//
-// Errors (onelearn/onnx/errors.hpp), each naming the node, the op and the problem:
-//   unsupported_error  an operator, opset, data type or attribute value outside that list
-//   graph_error        a node input nothing provides (a missing initializer), a cycle, a graph
-//                      output no node produces, a bad attribute, a wrong number of inputs to run
-//   shape_error        an input whose shape or element type disagrees with the graph's
-//                      declaration, operands whose shapes do not fit
-//   format_error       (load) a truncated or malformed file
+/**
+ * \class onelearn::onnx::Graph
+ * \brief Runs an ONNX model, checked and ordered before it runs.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/graph.hpp>
+ * onelearn::onnx::Graph g = onelearn::onnx::load("mlp.onnx");
+ * onelearn::onnx::Tensor x({1, 4}, std::vector<float>{5.1f, 3.5f, 1.4f, 0.2f});
+ * std::vector<onelearn::onnx::Tensor> y = g.run({x});   // in graph-output order
+ * std::cout << g.inputs()[0].name << ' ' << onelearn::onnx::shape_string(y[0].shape()) << '\n';
+ * \endcode
+ *
+ * onnx::Graph: runs an ONNX model. Built from a ModelProto, it checks everything it can before
+ * running (operators, opsets, data types, that every input of every node is provided) and
+ * orders the nodes topologically, so any DAG runs whatever order the file lists the nodes in.
+ * Initializers, several graph inputs and outputs, Constant nodes are supported.
+ *
+ * From a graph to a trainable model: `onnx::to_sequential<T>(graph)` (onnx/to_sequential.hpp)
+ * turns a chain of layers (PyTorch's MLPs and CNNs, onelearn's own exports) into a built
+ * `nn::Sequential<T>`; `onnx::to_estimator<E>(model)` (onnx/to_estimator.hpp) turns an ONNX-ML
+ * model (skl2onnx's or onelearn's) into the fitted estimator E.
+ *
+ * Operators: the table in `ops/registry.hpp` (default domain, opsets 1 to 17; ai.onnx.ml 1 to
+ * 3), documented in `docs/onnx-operators.md`, which `onelearn-onnx ops --markdown` generates
+ * from it. Element types: those of onnx/tensor.hpp (float32, float64, int64, int32, int8,
+ * uint8, bool); each operator's first input is checked against the types it registers before
+ * it runs.
+ *
+ * Errors (onnx/errors.hpp), each naming the node, the op and the problem:
+ * - `unsupported_error`: an operator, opset, data type or attribute value outside that list;
+ * - `graph_error`: a node input nothing provides (a missing initializer), a cycle, a graph
+ *   output no node produces, a bad attribute, a wrong number of inputs to run;
+ * - `shape_error`: an input whose shape or element type disagrees with the graph's
+ *   declaration, operands whose shapes do not fit;
+ * - `format_error`: (load) a truncated or malformed file.
+ */
 
 #include <onnx/onnx_pb.h>
 

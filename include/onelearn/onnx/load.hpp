@@ -1,20 +1,31 @@
 #pragma once
-// Reading ONNX protobuf files: a ModelProto (model.onnx) or a TensorProto (the input_*.pb and
-// output_*.pb of ONNX's backend test data), and converting a TensorProto into a Tensor.
-//
-// \code
-//   onnx::ModelProto model = onelearn::onnx::read_model_proto("model.onnx");
-//   onelearn::onnx::Tensor x = onelearn::onnx::read_tensor("test_data_set_0/input_0.pb");
-// \endcode
-//
-// Errors: a file that cannot be read is an onelearn::io_error; bytes that do not parse as the
-// message (truncated or malformed) or a tensor whose data does not match its dims are an
-// onnx::format_error; element types outside the executor's (tensor.hpp) are an
-// onnx::unsupported_error (kind data_type); tensors stored outside the file
-// (data_location EXTERNAL) are an unsupported_error (kind attribute).
-//
-// Needs ONNX_ML=1 and ONNX_NAMESPACE=onnx (as Debian's ONNXConfig.cmake defines them) and links
-// onnx_proto and protobuf: the target onelearn::onnx.
+/**
+ * \file
+ * \brief Reading ONNX protobuf files, ModelProto or TensorProto, and TensorProto to Tensor.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/load.hpp>
+ * ::onnx::ModelProto model = onelearn::onnx::read_model_proto("model.onnx");
+ * onelearn::onnx::Tensor x = onelearn::onnx::read_tensor("test_data_set_0/input_0.pb");
+ * onelearn::onnx::Tensor w =                           // the model's first initializer
+ *     onelearn::onnx::tensor_from_proto(model.graph().initializer(0), "initializer 0");
+ * std::cout << onelearn::onnx::shape_string(x.shape()) << ' '
+ *           << onelearn::onnx::shape_string(w.shape()) << '\n';
+ * \endcode
+ *
+ * Reading ONNX protobuf files: a ModelProto (model.onnx) or a TensorProto (the input_*.pb and
+ * output_*.pb of ONNX's backend test data), and converting a TensorProto into a Tensor.
+ *
+ * Needs `ONNX_ML=1` and `ONNX_NAMESPACE=onnx` (as Debian's ONNXConfig.cmake defines them) and
+ * links onnx_proto and protobuf: the target onelearn::onnx.
+ *
+ * Errors: a file that cannot be read is an `onelearn::io_error`; bytes that do not parse as the
+ * message (truncated or malformed) or a tensor whose data does not match its dims are an
+ * `onnx::format_error`; element types outside the executor's (onnx/tensor.hpp) are an
+ * `onnx::unsupported_error` (kind data_type); tensors stored outside the file (data_location
+ * EXTERNAL) are an `unsupported_error` (kind attribute).
+ */
 
 #include <onnx/onnx_pb.h>
 

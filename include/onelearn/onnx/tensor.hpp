@@ -1,20 +1,39 @@
 #pragma once
-// onelearn::onnx::Tensor: the values that flow through an ONNX graph. An n-d array in row-major
-// (C) order whose elements have one of the executor's element types, listed once below in
-// ONELEARN_ONNX_ELEMENT_TYPES: float32, float64, int64, int32, int8, uint8 and bool. Everything
-// else (DataType, its names, the ONNX type codes, the Storage variant, dispatch) is generated
-// from that list, so adding a type is one line there.
-//
-// \code
-//   onelearn::onnx::Tensor x({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
-//   x.dtype();           // DataType::float32
-//   x.shape();           // {2, 3}
-//   x.data<float>()[4];  // 5.f: element [1, 1]
-//   dispatch(x.dtype(), [](auto tag) { using T = typename decltype(tag)::type; ... });
-// \endcode
-//
-// Operators that only move elements (Gather, Slice, Transpose, Tile, ...) work on bytes()
-// whatever the type (one compiled body for all types); arithmetic dispatches over the type.
+/**
+ * \class onelearn::onnx::Tensor
+ * \brief The values that flow through an ONNX graph: an n-d array of one element type.
+ * \ingroup onnx
+ *
+ * \code
+ * #include <onelearn/onnx/tensor.hpp>
+ * namespace ox = onelearn::onnx;
+ * ox::Tensor x({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
+ * ox::DataType type = x.dtype();                       // DataType::float32
+ * const ox::Shape& shape = x.shape();                  // {2, 3}
+ * float e = x.data<float>()[4];                        // 5.f: element [1, 1]
+ * double sum = ox::dispatch(x.dtype(), [&](auto tag) {  // the one runtime switch over types
+ *   using T = typename decltype(tag)::type;            // here float
+ *   double s = 0;
+ *   for (const T v : x.data<T>()) s += static_cast<double>(v);
+ *   return s;
+ * });
+ * std::cout << ox::to_string(type) << ' ' << ox::shape_string(shape) << ' ' << e << ' ' << sum;
+ * \endcode
+ *
+ * onnx::Tensor: the values that flow through an ONNX graph. An n-d array in row-major (C) order
+ * whose elements have one of the executor's element types, listed once in this header in
+ * `ONELEARN_ONNX_ELEMENT_TYPES`: float32, float64, int64, int32, int8, uint8 and bool.
+ * Everything else (`DataType`, its names, the ONNX type codes, the `Storage` variant,
+ * `dispatch`) is generated from that list, so adding a type is one line there.
+ *
+ * Operators that only move elements (Gather, Slice, Transpose, Tile, ...) work on `bytes()`
+ * whatever the type (one compiled body for all types); arithmetic dispatches over the type.
+ *
+ * Errors: `onelearn::shape_error` for values whose count does not match the shape, a negative
+ * dimension, a shape with too many elements, or a reshape to another element count;
+ * `onelearn::invalid_argument` for `data<T>()` or `values<T>()` with a T other than the
+ * element type.
+ */
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,9 @@
 #pragma once
 /**
+ * \file
+ * \brief The fitted onelearn estimator that an ONNX-ML model describes (skl2onnx's or onelearn's).
+ * \ingroup onnx
+ *
  * \code
  * #include <onelearn/onnx/to_estimator.hpp>
  * namespace lm = onelearn::linear_model;

@@ -1,60 +1,69 @@
 #pragma once
-// onelearn::onnx::to_sequential<T>(graph): an ONNX graph that is a chain of layers onelearn has
-// becomes a built, trainable nn::Sequential<T> holding the graph's weights: import a PyTorch
-// MLP or CNN, compile it and fine-tune it with fit.
-//
-// \code
-//   #include <onelearn/onnx/to_sequential.hpp>
-//   onelearn::onnx::Graph g = onelearn::onnx::load("cnn.onnx");        // from torch.onnx.export
-//   onelearn::nn::Sequential<float> model = onelearn::onnx::to_sequential<float>(g);
-//   model.predict(X);                                                  // what the graph computes
-//   model.compile(onelearn::nn::Adam{{.learning_rate = 1e-4}},
-//                 onelearn::nn::SparseCategoricalCrossentropy{{.from_logits = true}});
-//   model.fit(X, y, {.epochs = 3});                                    // fine-tuning
-// \endcode
-//
-// The graph: one input (its first dimension is the batch; the others must be known: they
-// become the Sequential's input shape, so images are N, C, H, W as in nn), one output, and
-// nodes that form a single chain from the input to the output, each reading the previous
-// one's output as its data input and only constants (initializers or Constant nodes) for the
-// rest. Each node is read by the importer of its op_type in the table of onnx/layers/registry.hpp
-// (one header per layer family under onnx/layers/, beside the layer's exporter). Operators and
-// the layers they become:
-//   Gemm (transA = 0, transB 0 or 1, alpha and beta folded into the weights; bias C of one
-//        value per unit, or none)                          Dense
-//   MatMul with a constant (in x units) matrix, and the Add of a constant bias that follows it
-//        (what PyTorch writes for nn.Linear on N-d input)    Dense
-//        (Transposes of constants are folded first: PyTorch 0.3 wrote a Linear without bias
-//        as Transpose(W) + MatMul)
-//   Conv (2-D: kernel_shape, strides, pads, also asymmetric, dilations, group, auto_pad)
-//                                                           Conv2D
-//   MaxPool, AveragePool (2-D; pads smaller than the window; count_include_pad; dilations 1;
-//        ceil_mode only where it gives the same output size)  MaxPool2D, AveragePool2D
-//   GlobalAveragePool                                       GlobalAveragePool2D + Reshape to
-//                                                           (C, 1, 1), ONNX's output shape
-//   BatchNormalization (inference; epsilon, momentum)       BatchNormalization with the moving
-//                                                           mean and variance as its state
-//   Relu, LeakyRelu, Elu, Sigmoid, Tanh                     the activation layers
-//   Softmax, LogSoftmax over the last axis                  Softmax, LogSoftmax
-//   Flatten (axis 1)                                        Flatten
-//   Reshape with a constant shape that keeps the batch (first entry 0, -1 or the input's
-//        fixed batch size)                                  Reshape
-//   Dropout, Identity                                       nothing (the identity)
-// The model is built (weights and BatchNormalization statistics copied in) but not compiled:
-// compile it with an optimizer and a loss, then fit continues from the imported weights.
-// Layer settings ONNX does not carry take onelearn's defaults (no regularisation; a
-// Dense/Conv2D initializer that is never used since the weights are given).
-//
-// Errors (onnx/errors.hpp), each naming the node, the operator and the problem:
-//   unsupported_error  kind op: an operator with no onelearn layer (Selu, PRelu, Concat, Add
-//                      not after a MatMul, ...); kind attribute: an attribute the layer cannot
-//                      express (asymmetric or oversized pool padding, ceil_mode changing the
-//                      output size, dilated pooling, a 1-D or 3-D convolution, transA, a
-//                      softmax over another axis, a reshape across the batch)
-//   graph_error        a graph that is not a chain (a value read by two nodes, a node off the
-//                      chain), weights that are not constants, several inputs or outputs, an
-//                      input shape that is not known
-// and the errors of the layers' own checks (invalid_argument, shape_error), with the node named.
+/**
+ * \file
+ * \brief An ONNX graph that is a chain of layers, as a built and trainable `nn::Sequential<T>`.
+ * \ingroup onnx
+ *
+ * <!-- example-context: nn -->
+ * \code
+ * #include <onelearn/onnx/to_sequential.hpp>
+ * onelearn::onnx::Graph g = onelearn::onnx::load("cnn.onnx");        // from torch.onnx.export
+ * onelearn::nn::Sequential<float> model = onelearn::onnx::to_sequential<float>(g);
+ * onelearn::Matrix<float> logits = model.predict(X);                 // what the graph computes
+ * model.compile(onelearn::nn::Adam{.learning_rate = 1e-4},
+ *               onelearn::nn::SparseCategoricalCrossentropy{.from_logits = true});
+ * model.fit(X, y, {.epochs = 3});                                    // fine-tuning
+ * \endcode
+ *
+ * `onnx::to_sequential<T>(graph)`: an ONNX graph that is a chain of layers onelearn has becomes
+ * a built, trainable `nn::Sequential<T>` holding the graph's weights: import a PyTorch MLP or
+ * CNN, compile it and fine-tune it with fit.
+ *
+ * The graph: one input (its first dimension is the batch; the others must be known: they
+ * become the Sequential's input shape, so images are N, C, H, W as in nn), one output, and
+ * nodes that form a single chain from the input to the output, each reading the previous
+ * one's output as its data input and only constants (initializers or Constant nodes) for the
+ * rest. Each node is read by the importer of its op_type in the table of
+ * `onnx/layers/registry.hpp` (one header per layer family under `onnx/layers/`, beside the
+ * layer's exporter).
+ *
+ * \par Operators and the layers they become
+ * - Gemm (transA = 0, transB 0 or 1, alpha and beta folded into the weights; bias C of one
+ *   value per unit, or none): Dense.
+ * - MatMul with a constant (in x units) matrix, and the Add of a constant bias that follows it
+ *   (what PyTorch writes for nn.Linear on N-d input): Dense. (Transposes of constants are
+ *   folded first: PyTorch 0.3 wrote a Linear without bias as Transpose(W) + MatMul.)
+ * - Conv (2-D: kernel_shape, strides, pads, also asymmetric, dilations, group, auto_pad):
+ *   Conv2D.
+ * - MaxPool, AveragePool (2-D; pads smaller than the window; count_include_pad; dilations 1;
+ *   ceil_mode only where it gives the same output size): MaxPool2D, AveragePool2D.
+ * - GlobalAveragePool: GlobalAveragePool2D + Reshape to (C, 1, 1), ONNX's output shape.
+ * - BatchNormalization (inference; epsilon, momentum): BatchNormalization with the moving mean
+ *   and variance as its state.
+ * - Relu, LeakyRelu, Elu, Sigmoid, Tanh: the activation layers.
+ * - Softmax, LogSoftmax over the last axis: Softmax, LogSoftmax.
+ * - Flatten (axis 1): Flatten.
+ * - Reshape with a constant shape that keeps the batch (first entry 0, -1 or the input's fixed
+ *   batch size): Reshape.
+ * - Dropout, Identity: nothing (the identity).
+ *
+ * The model is built (weights and BatchNormalization statistics copied in) but not compiled:
+ * compile it with an optimizer and a loss, then fit continues from the imported weights.
+ * Layer settings ONNX does not carry take onelearn's defaults (no regularisation; a
+ * Dense/Conv2D initializer that is never used since the weights are given).
+ *
+ * Errors (onnx/errors.hpp), each naming the node, the operator and the problem:
+ * - `unsupported_error`: kind op: an operator with no onelearn layer (Selu, PRelu, Concat, Add
+ *   not after a MatMul, ...); kind attribute: an attribute the layer cannot express
+ *   (asymmetric or oversized pool padding, ceil_mode changing the output size, dilated
+ *   pooling, a 1-D or 3-D convolution, transA, a softmax over another axis, a reshape across
+ *   the batch);
+ * - `graph_error`: a graph that is not a chain (a value read by two nodes, a node off the
+ *   chain), weights that are not constants, several inputs or outputs, an input shape that is
+ *   not known;
+ * - and the errors of the layers' own checks (`invalid_argument`, `shape_error`), with the
+ *   node named.
+ */
 
 #include <onnx/onnx_pb.h>
 

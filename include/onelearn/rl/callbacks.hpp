@@ -1,33 +1,41 @@
 #pragma once
-/// @file
-/// Callbacks of the agents' learn(total_steps, callbacks...) beyond nn's (nn::EarlyStopping,
-/// nn::ModelCheckpoint, nn::CSVLogger and lambdas work on agents as they do on Sequential; an
-/// "epoch" is one iteration of the agent).
-///
-/// @code
-///   #include <onelearn/rl/callbacks.hpp>
-///   namespace rl = onelearn::rl;
-///   // Stop once the mean training return of the last 100 episodes reaches 475:
-///   agent.learn(100'000, rl::StopOnReturnThreshold({.threshold = 475}));
-///   // Stop once 100 evaluation episodes on a separate environment average 475, evaluated
-///   // every 4 iterations:
-///   rl::CartPoleVectorEnv<float> eval_env(20);
-///   rl::EvaluateAndStop stop(eval_env, {.episodes = 100, .threshold = 475, .every = 4});
-///   agent.learn(100'000, stop);
-///   double last = stop.last_mean_return();
-/// @endcode
-///
-/// - StopOnReturnThreshold (Stable-Baselines3's StopTrainingOnRewardThreshold, Keras's
-///   EarlyStopping with a baseline): after an iteration whose logged `monitor` (default
-///   "episode_return", the mean over the last 100 training episodes) is >= threshold, training
-///   stops. `min_episodes` (default 1) episodes must have ended first.
-/// - EvaluateAndStop: every `every` iterations, agent.evaluate(env, episodes) (deterministic
-///   policy, seed `seed`); stops training when the mean return is >= threshold. Under a
-///   distributed policy every rank evaluates on its own copy of the environment with the same
-///   seed and the same model, so they agree.
-///
-/// Errors: onelearn::invalid_argument for episodes < 1 or every < 1 (at construction), and a
-/// monitor missing from the logs (at the first iteration).
+/**
+ * \file
+ * \brief rl::StopOnReturnThreshold and rl::EvaluateAndStop: callbacks of the agents' learn().
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/callbacks.hpp>
+ * #include <onelearn/rl/agents/ppo.hpp>
+ * #include <onelearn/rl/envs/cartpole_vector.hpp>
+ * namespace rl = onelearn::rl;
+ * rl::PPO agent(rl::CartPoleVectorEnv<float>(8));
+ * // Stop once the mean training return of the last 100 episodes reaches 475:
+ * agent.learn(100'000, rl::StopOnReturnThreshold({.threshold = 475}));
+ * // Stop once 100 evaluation episodes on a separate environment average 475, evaluated
+ * // every 4 iterations:
+ * rl::CartPoleVectorEnv<float> eval_env(20);
+ * rl::EvaluateAndStop stop(eval_env, {.episodes = 100, .threshold = 475, .every = 4});
+ * agent.learn(100'000, stop);
+ * double last = stop.last_mean_return();
+ * \endcode
+ *
+ * Callbacks of the agents' learn(total_steps, callbacks...) beyond nn's (nn::EarlyStopping,
+ * nn::ModelCheckpoint, nn::CSVLogger and lambdas work on agents as they do on Sequential; an
+ * "epoch" is one iteration of the agent).
+ *
+ * - StopOnReturnThreshold (Stable-Baselines3's StopTrainingOnRewardThreshold, Keras's
+ *   EarlyStopping with a baseline): after an iteration whose logged `monitor` (default
+ *   "episode_return", the mean over the last 100 training episodes) is >= threshold, training
+ *   stops. `min_episodes` (default 1) episodes must have ended first.
+ * - EvaluateAndStop: every `every` iterations, agent.evaluate(env, episodes) (deterministic
+ *   policy, seed `seed`); stops training when the mean return is >= threshold. Under a
+ *   distributed policy every rank evaluates on its own copy of the environment with the same
+ *   seed and the same model, so they agree.
+ *
+ * Errors: onelearn::invalid_argument for episodes < 1 or every < 1 (at construction), and a
+ * monitor missing from the logs (at the first iteration).
+ */
 
 #include <cstdint>
 #include <limits>

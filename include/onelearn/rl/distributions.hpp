@@ -1,29 +1,34 @@
 #pragma once
-/// @file
-/// The action distributions of the policy-gradient agents (PPO, A2C, REINFORCE): a categorical
-/// over Discrete(n) actions parameterised by logits, and a diagonal Gaussian over Box actions
-/// parameterised by a mean (the network's output) and a state-independent log standard
-/// deviation (one learned value per action dimension, as Stable-Baselines3's default).
-///
-/// @code
-///   #include <onelearn/rl/distributions.hpp>
-///   namespace rl = onelearn::rl;
-///   onelearn::Matrix<float> logits(2, 3);            // 2 states, 3 actions
-///   logits << 0, 1, 2, 0, 0, 0;
-///   onelearn::Labels a(2);
-///   a << 2, 0;
-///   onelearn::Vector<float> lp = rl::Categorical<float>::log_prob(logits, a);  // log softmax at a
-///   onelearn::Vector<float> h = rl::Categorical<float>::entropy(logits);
-/// @endcode
-///
-/// Each distribution gives, per row: log_prob(params, action), entropy(params), a sample from a
-/// uniform or normal draw, the mode (the deterministic action), and the gradients of
-/// w * log_prob + v * entropy with respect to its parameters (what a policy-gradient loss
-/// backpropagates into the network; the agents' losses are tested against finite differences
-/// through them). Computed in double internally and returned in T, so float networks lose
-/// nothing to cancellation in log-sum-exp.
-///
-/// Errors: none (the agents check shapes and actions before they get here).
+/**
+ * \file
+ * \brief rl::Categorical and rl::DiagGaussian: the action distributions of PPO, A2C, REINFORCE.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/distributions.hpp>
+ * namespace rl = onelearn::rl;
+ * onelearn::Matrix<float> logits(2, 3);            // 2 states, 3 actions
+ * logits << 0, 1, 2, 0, 0, 0;
+ * onelearn::Labels a(2);
+ * a << 2, 0;
+ * onelearn::Vector<float> lp = rl::Categorical<float>::log_prob(logits, a);  // log softmax at a
+ * onelearn::Vector<float> h = rl::Categorical<float>::entropy(logits);
+ * \endcode
+ *
+ * The action distributions of the policy-gradient agents (PPO, A2C, REINFORCE): a categorical
+ * over Discrete(n) actions parameterised by logits, and a diagonal Gaussian over Box actions
+ * parameterised by a mean (the network's output) and a state-independent log standard
+ * deviation (one learned value per action dimension, as Stable-Baselines3's default).
+ *
+ * Each distribution gives, per row: log_prob(params, action), entropy(params), a sample from a
+ * uniform or normal draw, the mode (the deterministic action), and the gradients of
+ * w * log_prob + v * entropy with respect to its parameters (what a policy-gradient loss
+ * backpropagates into the network; the agents' losses are tested against finite differences
+ * through them). Computed in double internally and returned in T, so float networks lose
+ * nothing to cancellation in log-sum-exp.
+ *
+ * Errors: none (the agents check shapes and actions before they get here).
+ */
 
 #include <cmath>
 #include <cstdint>

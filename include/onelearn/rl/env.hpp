@@ -1,47 +1,76 @@
 #pragma once
-/// @file
-/// The environment concept: what a simulator implements so that onelearn's vectorised
-/// environments and agents can step it. Gymnasium's Env API (reset/step/spaces), in C++.
-///
-/// @code
-///   #include <onelearn/rl/env.hpp>
-///   // A user's simulation, steered by one continuous control per step:
-///   struct MySimulation {
-///     using value_type = double;
-///     using observation_type = onelearn::Vector<double>;      // or a fixed-size Eigen vector
-///     using action_type = onelearn::Vector<double>;           // std::int64_t for a Discrete space
-///
-///     observation_type reset(std::uint64_t seed);             // reseed, start an episode
-///     observation_type reset();                                // start an episode, same stream
-///     onelearn::rl::StepResult<observation_type> step(const action_type& action);
-///     onelearn::rl::Box<double> observation_space() const;
-///     onelearn::rl::Box<double> action_space() const;         // or onelearn::rl::Discrete
-///   };
-///   static_assert(onelearn::rl::check_environment<MySimulation>());  // names a missing member
-///
-///   MySimulation sim;
-///   auto obs = sim.reset(42);
-///   auto [next, reward, terminated, truncated] = sim.step(my_action);
-/// @endcode
-///
-/// **Requirements** (the concept rl::Environment; check_environment<E>() names the first one
-/// missing in one sentence, like onelearn::check_estimator)
-/// - `value_type`: float or double, the scalar of observations and rewards.
-/// - `observation_type`: an Eigen column vector of value_type (fixed size or Vector<T>).
-/// - `action_type`: an integer type when action_space() is a Discrete, an Eigen column vector
-///   of value_type when it is a Box<value_type>.
-/// - `reset(seed)` and `reset()` returning the episode's first observation. reset(seed) restarts
-///   the environment's random stream from `seed`; reset() continues it, so a sequence of episodes
-///   is reproducible from the first seed (Gymnasium's rule).
-/// - `step(action)` returning a StepResult: the next observation, the reward, `terminated` (the
-///   episode reached a terminal state of the task: the pole fell, the goal was reached) and
-///   `truncated` (it was cut by a time limit or from outside). Both may be true at once.
-/// - `observation_space()` (a Box<value_type>) and `action_space()` (Discrete or Box), const.
-///
-/// **Errors** (rl/errors.hpp) expected of an implementation, and thrown by onelearn's own:
-/// invalid_action_error for an action outside action_space(), reset_required_error for a step
-/// before reset() or after the episode ended. VectorEnv checks actions and observations
-/// itself, so a user's environment that does not is still caught there.
+/**
+ * \file
+ * \brief rl::Environment: what a simulator implements, Gymnasium's Env API in C++.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/env.hpp>
+ * #include <cmath>
+ * #include <cstdint>
+ * #include <random>
+ * // A user's simulation, steered by one continuous control per step:
+ * struct MySimulation {
+ *   using value_type = double;
+ *   using observation_type = onelearn::Vector<double>;  // or a fixed-size Eigen vector
+ *   using action_type = onelearn::Vector<double>;       // std::int64_t for a Discrete space
+ *
+ *   observation_type reset(std::uint64_t seed) {        // reseed, start an episode
+ *     rng.seed(seed);
+ *     return reset();
+ *   }
+ *   observation_type reset() {                          // start an episode, same stream
+ *     x = std::uniform_real_distribution<double>(-1, 1)(rng);
+ *     steps = 0;
+ *     return observation_type::Constant(1, x);
+ *   }
+ *   onelearn::rl::StepResult<observation_type> step(const action_type& action) {
+ *     x += 0.1 * action(0);
+ *     return {.observation = observation_type::Constant(1, x), .reward = -x * x,
+ *             .terminated = std::abs(x) > 10, .truncated = ++steps == 200};
+ *   }
+ *   onelearn::rl::Box<double> observation_space() const {
+ *     return onelearn::rl::Box<double>::uniform(1, -10, 10);
+ *   }
+ *   onelearn::rl::Box<double> action_space() const {   // or onelearn::rl::Discrete
+ *     return onelearn::rl::Box<double>::uniform(1, -1, 1);
+ *   }
+ *
+ *   std::mt19937_64 rng;
+ *   double x = 0;
+ *   int steps = 0;
+ * };
+ * static_assert(onelearn::rl::check_environment<MySimulation>());  // names a missing member
+ *
+ * MySimulation sim;
+ * auto obs = sim.reset(42);
+ * onelearn::Vector<double> my_action = onelearn::Vector<double>::Constant(1, 0.5);
+ * auto [next, reward, terminated, truncated] = sim.step(my_action);
+ * \endcode
+ *
+ * The environment concept: what a simulator implements so that onelearn's vectorised
+ * environments and agents can step it. Gymnasium's Env API (reset/step/spaces), in C++.
+ *
+ * \par Requirements
+ * The concept `rl::Environment`; `check_environment<E>()` names the first one missing in one
+ * sentence, like `onelearn::check_estimator`.
+ * - `value_type`: float or double, the scalar of observations and rewards.
+ * - `observation_type`: an Eigen column vector of value_type (fixed size or `Vector<T>`).
+ * - `action_type`: an integer type when action_space() is a Discrete, an Eigen column vector
+ *   of value_type when it is a `Box<value_type>`.
+ * - `reset(seed)` and `reset()` returning the episode's first observation. reset(seed) restarts
+ *   the environment's random stream from `seed`; reset() continues it, so a sequence of
+ *   episodes is reproducible from the first seed (Gymnasium's rule).
+ * - `step(action)` returning a StepResult: the next observation, the reward, `terminated` (the
+ *   episode reached a terminal state of the task: the pole fell, the goal was reached) and
+ *   `truncated` (it was cut by a time limit or from outside). Both may be true at once.
+ * - `observation_space()` (a `Box<value_type>`) and `action_space()` (Discrete or Box), const.
+ *
+ * Errors (rl/errors.hpp) expected of an implementation, and thrown by onelearn's own:
+ * `invalid_action_error` for an action outside action_space(), `reset_required_error` for a
+ * step before reset() or after the episode ended. VectorEnv checks actions and observations
+ * itself, so a user's environment that does not is still caught there.
+ */
 
 #include <concepts>
 #include <cstdint>

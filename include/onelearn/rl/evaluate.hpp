@@ -1,29 +1,35 @@
 #pragma once
-/// @file
-/// rl::evaluate_policy: the returns of a policy over whole episodes, as Stable-Baselines3's
-/// evaluate_policy. What every agent's evaluate(env, episodes) calls with its deterministic
-/// policy (the most probable action, or the Gaussian's mean).
-///
-/// @code
-///   #include <onelearn/rl/evaluate.hpp>
-///   onelearn::rl::CartPole<float> env;
-///   auto result = onelearn::rl::evaluate_policy(
-///       [](const onelearn::Matrix<float>& obs) {            // one row per observation
-///         onelearn::Labels a(obs.rows());
-///         for (onelearn::index_t i = 0; i < obs.rows(); ++i) a(i) = obs(i, 2) > 0 ? 1 : 0;
-///         return a;
-///       },
-///       env, 100, 7);
-///   double mean = result.mean_return;
-/// @endcode
-///
-/// `env` is an Environment (episodes played one after the other) or a vectorised environment
-/// (VectorEnv, CartPoleVectorEnv: copies stepped together, the policy called once per step on
-/// all of them). With n copies, copy i plays (episodes + i) / n episodes and its later ones are
-/// ignored, so the episodes counted do not favour the short ones (SB3's rule). The first
-/// reset uses `seed`; the episodes of a single environment follow from it.
-///
-/// Errors: onelearn::invalid_argument for episodes < 1; the environment's own errors.
+/**
+ * \file
+ * \brief rl::evaluate_policy: the returns of a policy over whole episodes.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/evaluate.hpp>
+ * #include <onelearn/rl/envs/cartpole.hpp>
+ * onelearn::rl::CartPole<float> env;
+ * auto result = onelearn::rl::evaluate_policy(
+ *     [](const onelearn::Matrix<float>& obs) {            // one row per observation
+ *       onelearn::Labels a(obs.rows());
+ *       for (onelearn::index_t i = 0; i < obs.rows(); ++i) a(i) = obs(i, 2) > 0 ? 1 : 0;
+ *       return a;
+ *     },
+ *     env, 100, 7);
+ * double mean = result.mean_return;
+ * \endcode
+ *
+ * rl::evaluate_policy: the returns of a policy over whole episodes, as Stable-Baselines3's
+ * evaluate_policy. What every agent's evaluate(env, episodes) calls with its deterministic
+ * policy (the most probable action, or the Gaussian's mean).
+ *
+ * `env` is an Environment (episodes played one after the other) or a vectorised environment
+ * (VectorEnv, CartPoleVectorEnv: copies stepped together, the policy called once per step on
+ * all of them). With n copies, copy i plays (episodes + i) / n episodes and its later ones are
+ * ignored, so the episodes counted do not favour the short ones (SB3's rule). The first
+ * reset uses `seed`; the episodes of a single environment follow from it.
+ *
+ * Errors: onelearn::invalid_argument for episodes < 1; the environment's own errors.
+ */
 
 #include <cmath>
 #include <concepts>

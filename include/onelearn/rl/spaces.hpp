@@ -1,27 +1,33 @@
 #pragma once
-/// @file
-/// rl::Discrete and rl::Box: the action and observation spaces of an environment, as
-/// Gymnasium's spaces.Discrete (with start = 0) and spaces.Box.
-///
-/// @code
-///   #include <onelearn/rl/spaces.hpp>
-///   onelearn::rl::Discrete actions{2};                          // actions 0 and 1
-///   bool ok = actions.contains(1);                              // true
-///   onelearn::rl::Box<float> torque = onelearn::rl::Box<float>::uniform(1, -2.0f, 2.0f);
-///   onelearn::Vector<float> a(1);
-///   a << 3.0f;
-///   bool inside = torque.contains(a);                           // false: 3 > 2
-///   std::string s = torque.to_string();                         // "Box(1) in [-2, 2]"
-/// @endcode
-///
-/// **Members**
-/// - Discrete: `n` (the number of actions, 0..n-1), `contains(a)`, `to_string()`.
-/// - Box<T>: `low`, `high` (vectors of one length; +-infinity for an unbounded coordinate),
-///   `size()`, `contains(x)` (right length, every element finite and in [low, high]),
-///   `to_string()`, and `Box::uniform(n, low, high)` for equal bounds on every coordinate.
-///
-/// **Errors.** None: spaces only answer questions. Environments throw invalid_action_error
-/// (rl/errors.hpp) with the space's to_string() in the message.
+/**
+ * \file
+ * \brief rl::Discrete and rl::Box: the action and observation spaces of an environment.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/spaces.hpp>
+ * #include <string>
+ * onelearn::rl::Discrete actions{2};                          // actions 0 and 1
+ * bool ok = actions.contains(1);                              // true
+ * onelearn::rl::Box<float> torque = onelearn::rl::Box<float>::uniform(1, -2.0f, 2.0f);
+ * onelearn::Vector<float> a(1);
+ * a << 3.0f;
+ * bool inside = torque.contains(a);                           // false: 3 > 2
+ * std::string s = torque.to_string();                         // "Box(1) in [-2, 2]"
+ * \endcode
+ *
+ * rl::Discrete and rl::Box: the action and observation spaces of an environment, as
+ * Gymnasium's spaces.Discrete (with start = 0) and spaces.Box.
+ *
+ * \par Members
+ * - Discrete: `n` (the number of actions, 0..n-1), `contains(a)`, `to_string()`.
+ * - `Box<T>`: `low`, `high` (vectors of one length; +-infinity for an unbounded coordinate),
+ *   `size()`, `contains(x)` (right length, every element finite and in [low, high]),
+ *   `to_string()`, and `Box::uniform(n, low, high)` for equal bounds on every coordinate.
+ *
+ * Errors: none: spaces only answer questions. Environments throw `invalid_action_error`
+ * (rl/errors.hpp) with the space's to_string() in the message.
+ */
 
 #include <cmath>
 #include <cstdint>

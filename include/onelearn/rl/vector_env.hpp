@@ -1,51 +1,64 @@
 #pragma once
-/// @file
-/// rl::VectorEnv: N copies of an environment stepped together, with auto-reset, as Gymnasium's
-/// SyncVectorEnv in its "same-step" auto-reset mode.
-///
-/// @code
-///   #include <onelearn/rl/envs/cartpole.hpp>
-///   #include <onelearn/rl/vector_env.hpp>
-///   onelearn::rl::VectorEnv<onelearn::rl::CartPole<float>> envs(8);   // 8 copies
-///   const onelearn::Matrix<float>& obs = envs.reset(42);                // 8 x 4
-///   onelearn::Labels actions = onelearn::Labels::Zero(8);
-///   const auto& step = envs.step(actions);       // observations, rewards, terminated, truncated
-///   for (onelearn::index_t i = 0; i < envs.size(); ++i) {
-///     if (step.done(i)) {
-///       // step.observations.row(i) is the NEW episode's first observation; the last one of the
-///       // episode that ended is step.final_observations.row(i), its return
-///       step.episode_returns(i)
-///     }
-///   }
-///   // Continuous actions: one row per copy, e.g. VectorEnv<Pendulum<float>>::step(Matrix<float>)
-/// @endcode
-///
-/// **Construction**: `VectorEnv(n, prototype = Env(), first_copy = 0)` makes n copies of
-/// `prototype`; `VectorEnv(std::vector<Env>, first_copy = 0)` takes given copies (a user's
-/// simulations, each with its own settings, but all with copy 0's spaces, which the batch is
-/// checked against). `first_copy` numbers the copies' seed streams: copy i is reset with
-/// derive_seed(seed, first_copy + i) (splitmix64 mixing, nn/detail/random.hpp), so rank r of a
-/// distributed run that owns global copies [r n, (r + 1) n) passes first_copy = r n and steps
-/// exactly the copies one process stepping all of them would. (Gymnasium seeds copy i with
-/// seed + i; a mixed seed keeps the streams of nearby seeds apart.)
-///
-/// **Auto-reset** (Gymnasium's AutoresetMode.SAME_STEP): when a copy's episode ends at a step,
-/// that step's reward, terminated and truncated are the ending step's, `final_observations` row
-/// holds the episode's last observation, `episode_returns`/`episode_lengths` its undiscounted
-/// return and length, and `observations` row the first observation of the next episode (reset()
-/// of that copy, continuing its random stream). Rows of final_observations, episode_returns and
-/// episode_lengths of copies that did not finish are left as they were (do not read them).
-///
-/// **Errors** (rl/errors.hpp). All actions are checked before any copy steps, so a bad batch
-/// leaves every copy as it was:
-/// - invalid_action_error: a batch whose length is not size() (or, for Box actions, whose
-///   columns are not the action length), a discrete action outside the copy's Discrete space, a
-///   continuous action with NaN/Inf (values outside a Box are passed on: Gymnasium's Pendulum
-///   clips them, and a user's environment decides for itself).
-/// - invalid_observation_error: an observation with NaN/Inf or of another length than
-///   single_observation_space(), or a NaN/Inf reward, returned by a copy's reset or step. The
-///   message names the copy, the element and the value. The VectorEnv then needs reset().
-/// - reset_required_error: step() before reset(), or after a step that threw.
+/**
+ * \class onelearn::rl::VectorEnv
+ * \brief N copies of an environment stepped together, with auto-reset, as Gymnasium's
+ * SyncVectorEnv.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/vector_env.hpp>
+ * #include <onelearn/rl/envs/cartpole.hpp>
+ * #include <onelearn/rl/envs/pendulum.hpp>
+ * onelearn::rl::VectorEnv<onelearn::rl::CartPole<float>> envs(8);   // 8 copies
+ * const onelearn::Matrix<float>& obs = envs.reset(42);                // 8 x 4
+ * onelearn::Labels actions = onelearn::Labels::Zero(8);
+ * const auto& step = envs.step(actions);       // observations, rewards, terminated, truncated
+ * for (onelearn::index_t i = 0; i < envs.size(); ++i) {
+ *   if (step.done(i)) {
+ *     // step.observations.row(i) is the NEW episode's first observation; the last one of the
+ *     // episode that ended is step.final_observations.row(i), and its return:
+ *     float episode_return = step.episode_returns(i);
+ *   }
+ * }
+ * // Continuous actions: one row per copy.
+ * onelearn::rl::VectorEnv<onelearn::rl::Pendulum<float>> pendulums(4);
+ * pendulums.reset(1);
+ * onelearn::Matrix<float> torques = onelearn::Matrix<float>::Zero(4, 1);   // 4 x action length
+ * pendulums.step(torques);
+ * \endcode
+ *
+ * rl::VectorEnv: N copies of an environment stepped together, with auto-reset, as Gymnasium's
+ * SyncVectorEnv in its "same-step" auto-reset mode.
+ *
+ * \par Construction
+ * `VectorEnv(n, prototype = Env(), first_copy = 0)` makes n copies of `prototype`;
+ * `VectorEnv(std::vector<Env>, first_copy = 0)` takes given copies (a user's simulations, each
+ * with its own settings, but all with copy 0's spaces, which the batch is checked against).
+ * `first_copy` numbers the copies' seed streams: copy i is reset with
+ * derive_seed(seed, first_copy + i) (splitmix64 mixing, nn/detail/random.hpp), so rank r of a
+ * distributed run that owns global copies [r n, (r + 1) n) passes first_copy = r n and steps
+ * exactly the copies one process stepping all of them would. (Gymnasium seeds copy i with
+ * seed + i; a mixed seed keeps the streams of nearby seeds apart.)
+ *
+ * \par Auto-reset
+ * Gymnasium's AutoresetMode.SAME_STEP: when a copy's episode ends at a step, that step's
+ * reward, terminated and truncated are the ending step's, `final_observations` row holds the
+ * episode's last observation, `episode_returns`/`episode_lengths` its undiscounted return and
+ * length, and `observations` row the first observation of the next episode (reset() of that
+ * copy, continuing its random stream). Rows of final_observations, episode_returns and
+ * episode_lengths of copies that did not finish are left as they were (do not read them).
+ *
+ * Errors (rl/errors.hpp). All actions are checked before any copy steps, so a bad batch leaves
+ * every copy as it was:
+ * - `invalid_action_error`: a batch whose length is not size() (or, for Box actions, whose
+ *   columns are not the action length), a discrete action outside the copy's Discrete space, a
+ *   continuous action with NaN/Inf (values outside a Box are passed on: Gymnasium's Pendulum
+ *   clips them, and a user's environment decides for itself).
+ * - `invalid_observation_error`: an observation with NaN/Inf or of another length than
+ *   single_observation_space(), or a NaN/Inf reward, returned by a copy's reset or step. The
+ *   message names the copy, the element and the value. The VectorEnv then needs reset().
+ * - `reset_required_error`: step() before reset(), or after a step that threw.
+ */
 
 #include <cmath>
 #include <concepts>

@@ -1,6 +1,26 @@
 #pragma once
-// What a compute space is (see space.hpp for the picture). Every space is a small copyable
-// value: space::host, and space::thrust_space<System> for Thrust's systems.
+/**
+ * \file
+ * \brief What a compute space is: the `ComputeSpace` concept.
+ * \ingroup spaces
+ *
+ * \code
+ * #include <onelearn/space/concept.hpp>
+ * #include <onelearn/space/space.hpp>
+ * namespace space = onelearn::space;
+ * static_assert(space::ComputeSpace<space::host>);
+ * // The column means of X in any space: the same code for every space.
+ * auto column_means = []<space::ComputeSpace S>(const S& s, const onelearn::Matrix<double>& X) {
+ *   auto Xs = space::to_space(s, X);                      // borrowed or copied once
+ *   onelearn::Vector<double> sums = space::column_sums(s, Xs.view(), {});
+ *   return onelearn::Vector<double>(sums / static_cast<double>(X.rows()));
+ * };
+ * onelearn::Vector<double> means = column_means(space::host{}, X);
+ * \endcode
+ *
+ * What a compute space is (see space/space.hpp for the picture). Every space is a small
+ * copyable value: `space::host`, and `space::thrust_space<System>` for Thrust's systems.
+ */
 
 #include <concepts>
 #include <cstddef>

@@ -1,20 +1,26 @@
 #pragma once
-// What this translation unit can run, decided by the compiler and the headers it finds, and the
-// annotations a kernel functor needs to run on a CUDA device too. Private to space/.
-//
-//   ONELEARN_SPACE_HAVE_THRUST  Thrust's headers are on the include path (Debian's
-//                               libthrust-dev 1.17 with g++, or CUDA's CCCL with nvcc).
-//   ONELEARN_SPACE_HAVE_OMP     and the compiler runs OpenMP (-fopenmp, onelearn::thrust_omp).
-//   ONELEARN_SPACE_HAVE_TBB     and ONELEARN_THRUST_TBB is defined (onelearn::thrust_tbb defines
-//                               it and links TBB::tbb: the headers alone would compile and then
-//                               fail to link).
-//   ONELEARN_SPACE_HAVE_CUDA    and the file is compiled as CUDA (nvcc, __CUDACC__).
-//
-// Thrust picks a "device system" for thrust::device_vector when its first header is read, and
-// its default (CUDA) makes every header include cuda_runtime_api.h. onelearn names its systems
-// explicitly (thrust::omp::par, ...), so outside CUDA it sets the default to the sequential C++
-// system unless the program chose one (-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP is kept).
-// Include onelearn/space headers before Thrust's, or set THRUST_DEVICE_SYSTEM yourself.
+/**
+ * \file
+ * \brief What this translation unit can run, and the annotation of a kernel functor for CUDA.
+ * \ingroup spaces
+ *
+ * What this translation unit can run, decided by the compiler and the headers it finds, and the
+ * annotations a kernel functor needs to run on a CUDA device too. Private to space/.
+ * - `ONELEARN_SPACE_HAVE_THRUST`: Thrust's headers are on the include path (Debian's
+ *   libthrust-dev 1.17 with g++, or CUDA's CCCL with nvcc).
+ * - `ONELEARN_SPACE_HAVE_OMP`: and the compiler runs OpenMP (`-fopenmp`,
+ *   onelearn::thrust_omp).
+ * - `ONELEARN_SPACE_HAVE_TBB`: and `ONELEARN_THRUST_TBB` is defined (onelearn::thrust_tbb
+ *   defines it and links TBB::tbb: the headers alone would compile and then fail to link).
+ * - `ONELEARN_SPACE_HAVE_CUDA`: and the file is compiled as CUDA (nvcc, `__CUDACC__`).
+ *
+ * Thrust picks a "device system" for `thrust::device_vector` when its first header is read,
+ * and its default (CUDA) makes every header include cuda_runtime_api.h. onelearn names its
+ * systems explicitly (`thrust::omp::par`, ...), so outside CUDA it sets the default to the
+ * sequential C++ system unless the program chose one
+ * (`-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP` is kept). Include onelearn/space headers
+ * before Thrust's, or set `THRUST_DEVICE_SYSTEM` yourself.
+ */
 
 #if defined(__has_include)
 #if __has_include(<thrust/version.h>)

@@ -1,13 +1,34 @@
 #pragma once
-// Data in a compute space: views (a pointer and a shape, what kernels take, copyable onto a
-// device) and the containers that own or borrow the memory behind them.
-//
-//   matrix_view<T>, vector_view<T>   raw views, valid in the space whose memory they point to
-//   space::matrix<S, T>              samples x features, row-major, in S's memory
-//   space::vector<S, T>              one value per sample (weights, targets, labels)
-//   to_space(s, X)                   host data into S: borrowed where S::host_accessible (no copy:
-//                                    the result must not outlive X), otherwise copied once
-//   m.to_host()                      back to an Eigen Matrix / Vector (one copy from a device)
+/**
+ * \file
+ * \brief Data in a compute space: views, and the containers that own or borrow the memory.
+ * \ingroup spaces
+ *
+ * \code
+ * #include <onelearn/space/data.hpp>
+ * #include <onelearn/space/host.hpp>
+ * namespace space = onelearn::space;
+ * space::host h;
+ * space::matrix<space::host, double> Xh = space::to_space(h, X);   // borrowed: no copy
+ * space::matrix_view<const double> v = Xh.view();         // what kernels take
+ * space::vector<space::host, double> w(h, X.rows());      // owned: X.rows() zeros
+ * space::vector_view<double> wv = w.mutable_view();
+ * wv[0] = v(0, 0);
+ * auto yh = space::to_space(h, std::span<const double>(y.data(), y.size()));   // a vector
+ * onelearn::Vector<double> back = w.to_host();            // one copy from a device
+ * std::cout << back(0) << ' ' << yh.size() << ' ' << Xh.to_host().rows() << '\n';
+ * \endcode
+ *
+ * Data in a compute space: views (a pointer and a shape, what kernels take, copyable onto a
+ * device) and the containers that own or borrow the memory behind them.
+ * - `matrix_view<T>`, `vector_view<T>`: raw views, valid in the space whose memory they point
+ *   to;
+ * - `space::matrix<S, T>`: samples x features, row-major, in S's memory;
+ * - `space::vector<S, T>`: one value per sample (weights, targets, labels);
+ * - `to_space(s, X)`: host data into S: borrowed where `S::host_accessible` (no copy: the
+ *   result must not outlive X), otherwise copied once;
+ * - `m.to_host()`: back to an Eigen Matrix / Vector (one copy from a device).
+ */
 
 #include <algorithm>
 #include <cstddef>

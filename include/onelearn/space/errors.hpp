@@ -1,5 +1,32 @@
 #pragma once
-// The errors of a compute space: the device is missing, out of memory, or failed.
+/**
+ * \file
+ * \brief The errors of a compute space: the device is missing, out of memory, or failed.
+ * \ingroup spaces
+ *
+ * \code
+ * #include <onelearn/space/space.hpp>
+ * namespace space = onelearn::space;
+ * // The column sums of X in space s, or on the host when s's device is missing or full.
+ * auto column_sums_or_host = [](const auto& s, const onelearn::Matrix<double>& X) {
+ *   try {
+ *     auto Xs = space::to_space(s, X);                    // a device space copies X here
+ *     return space::column_sums(s, Xs.view(), {});
+ *   } catch (const space::no_device_error& e) {           // a CUDA build without a GPU
+ *     std::cerr << e.what() << '\n';
+ *   } catch (const space::device_memory_error& e) {       // e.bytes(): the size asked for
+ *     std::cerr << "needs " << e.bytes() << " bytes: " << e.what() << '\n';
+ *   }                                                     // another device_error propagates
+ *   space::host h;
+ *   return space::column_sums(h, space::to_space(h, X).view(), {});
+ * };
+ * onelearn::Vector<double> sums = column_sums_or_host(space::host{}, X);
+ * \endcode
+ *
+ * The errors of a compute space: the device is missing (`no_device_error`), out of memory
+ * (`device_memory_error`), or failed (`device_error`, the base of the other two). Each derives
+ * from `std::runtime_error` and `onelearn::error`.
+ */
 
 #include <cstddef>
 #include <stdexcept>

@@ -1,8 +1,28 @@
 #pragma once
-// space::host: today's path. The samples stay where the caller has them (Eigen, row-major) and
-// the kernels are onelearn's Eigen + OpenMP ones (core/detail/), unchanged: every function here
-// forwards to one of them. This file is also the list of the kernels every space implements
-// (space/detail/thrust_kernels.hpp has the same functions for thrust_space).
+/**
+ * \class onelearn::space::host
+ * \brief The default compute space: the caller's memory and onelearn's Eigen + OpenMP kernels.
+ * \ingroup spaces
+ *
+ * \code
+ * #include <onelearn/space/host.hpp>
+ * namespace space = onelearn::space;
+ * space::host h;
+ * auto Xh = space::to_space(h, X);                        // borrows X: no copy
+ * onelearn::Vector<double> sums = space::column_sums(h, Xh.view(), {});   // no weights
+ * onelearn::Matrix<double> centers = X.topRows(3);        // small: passed from the host
+ * space::vector<space::host, std::int64_t> labels(h, X.rows());
+ * space::lloyd_sums step = space::lloyd_step(h, Xh.view(), centers, labels.mutable_view(), {});
+ * onelearn::Labels nearest = labels.to_host();            // the nearest centre of each row
+ * std::cout << sums.sum() << ' ' << step.changed << ' ' << nearest.size() << '\n';
+ * \endcode
+ *
+ * space::host: today's path. The samples stay where the caller has them (Eigen, row-major) and
+ * the kernels are onelearn's Eigen + OpenMP ones (`core/detail/`), unchanged: every function
+ * here forwards to one of them. This file is also the list of the kernels every space
+ * implements (`space/detail/thrust_kernels.hpp` has the same functions for thrust_space); see
+ * space/space.hpp for the picture.
+ */
 
 #include <algorithm>
 #include <cstddef>
@@ -24,7 +44,7 @@
 
 namespace onelearn::space {
 
-/// The host: the caller's memory, onelearn's Eigen + OpenMP kernels. The default space.
+// The host: the caller's memory, onelearn's Eigen + OpenMP kernels. The default space.
 struct host {
   static constexpr std::string_view name = "host";
   static constexpr bool host_accessible = true;

@@ -1,18 +1,44 @@
 #pragma once
-// space::thrust_space<System>: the kernels on one of Thrust's systems. See space.hpp for the
-// picture; the kernels are in space/detail/thrust_kernels.hpp.
-//
-//   thrust_cpp   Thrust's sequential C++ system (one thread; needs only Thrust's headers)
-//   thrust_omp   Thrust's OpenMP system (compile with -fopenmp: link onelearn::thrust_omp)
-//   thrust_tbb   Thrust's TBB system (link onelearn::thrust_tbb: defines ONELEARN_THRUST_TBB,
-//                links TBB::tbb)
-//   thrust_cuda  Thrust's CUDA system (compile the file with nvcc: link onelearn::thrust_cuda);
-//                its memory is the device's, so host data is copied in once
-//
-// The system is one of onelearn's names (space::system::omp, ...), each standing for Thrust's
-// tag (thrust::system::omp::tag, ...): the names exist in every build, so choosing a space
-// whose package was not compiled in stops at a static_assert naming the package, not at an
-// unknown name deep in Thrust.
+/**
+ * \class onelearn::space::thrust_space
+ * \brief The compute space of one of Thrust's systems: sequential C++, OpenMP, TBB or CUDA.
+ * \ingroup spaces
+ *
+ * \code
+ * #include <onelearn/space/space.hpp>    // the kernels
+ * #include <onelearn/space/thrust.hpp>
+ * namespace space = onelearn::space;
+ * #if defined(ONELEARN_SPACE_HAVE_THRUST)                  // Thrust's headers were found
+ * space::thrust_cpp cpp;                                  // thrust_space<space::system::cpp>
+ * auto Xc = space::to_space(cpp, X);                      // host memory: borrows X
+ * onelearn::Vector<double> sums = space::column_sums(cpp, Xc.view(), {});
+ * std::cout << space::thrust_cpp::name << ": " << sums.transpose() << '\n';   // "thrust_cpp"
+ * #endif
+ * #if defined(ONELEARN_SPACE_HAVE_OMP)                     // and -fopenmp
+ * space::thrust_omp omp;                                  // thrust_space<space::system::omp>
+ * space::vector<space::thrust_omp, double> w(omp, X.rows());   // in a thrust::omp::vector
+ * #endif
+ * \endcode
+ *
+ * `space::thrust_space<System>`: the kernels on one of Thrust's systems. See space/space.hpp
+ * for the picture; the kernels are in `space/detail/thrust_kernels.hpp`.
+ * - `thrust_cpp`: Thrust's sequential C++ system (one thread; needs only Thrust's headers);
+ * - `thrust_omp`: Thrust's OpenMP system (compile with -fopenmp: link onelearn::thrust_omp);
+ * - `thrust_tbb`: Thrust's TBB system (link onelearn::thrust_tbb: defines
+ *   `ONELEARN_THRUST_TBB`, links TBB::tbb);
+ * - `thrust_cuda`: Thrust's CUDA system (compile the file with nvcc: link
+ *   onelearn::thrust_cuda); its memory is the device's, so host data is copied in once.
+ *
+ * The system is one of onelearn's names (`space::system::omp`, ...), each standing for
+ * Thrust's tag (`thrust::system::omp::tag`, ...): the names exist in every build, so choosing a
+ * space whose package was not compiled in stops at a static_assert naming the package, not at
+ * an unknown name deep in Thrust.
+ *
+ * Errors: that static_assert at compile time; at run time (space/errors.hpp)
+ * `space::no_device_error` for a CUDA space where no device is usable, at its first allocation
+ * or kernel; `space::device_memory_error` for an allocation that fails, naming the bytes asked
+ * for; `space::device_error` for another failed CUDA call.
+ */
 
 #include <algorithm>
 #include <cstddef>
@@ -276,7 +302,7 @@ struct thrust_backend {};
 
 }  // namespace detail
 
-/// The kernels on Thrust's system `System` (space::system::cpp, omp, tbb or cuda).
+// The kernels on Thrust's system `System` (space::system::cpp, omp, tbb or cuda).
 template <class System>
 class thrust_space : public detail::thrust_backend<System> {
   static_assert(std::is_same_v<System, system::cpp> || std::is_same_v<System, system::omp> ||

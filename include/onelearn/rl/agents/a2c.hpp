@@ -1,27 +1,40 @@
 #pragma once
-/// @file
-/// rl::A2C: synchronous advantage actor-critic (Mnih et al. 2016): after every rollout of
-/// n_steps steps of every copy, ONE gradient step on all of it, of
-///   L = -mean(A log pi) - ent_coef mean(H) + vf_coef mean((R - V)^2)
-/// with A from GAE (lambda 1 by default: n-step returns minus V). Discrete or Box actions, as
-/// PPO, with which it shares the rollout, the networks, the loss code and everything else
-/// (rl/agents/detail/on_policy.hpp). Defaults are Stable-Baselines3's (RMSprop, alpha 0.99,
-/// eps 1e-5; no advantage normalisation).
-///
-/// @code
-///   #include <onelearn/rl/agents/a2c.hpp>
-///   onelearn::rl::A2C agent(onelearn::rl::CartPoleVectorEnv<float>(8), {.seed = 3});
-///   agent.learn(50'000);
-/// @endcode
-///
-/// **Parameters** (A2CParams): `n_steps` (5), `learning_rate` (7e-4),
-/// `learning_rate_schedule` ("constant" or "linear"), `gamma` (0.99) and `gae_lambda` (1) in
-/// [0, 1], `ent_coef` (0) and `vf_coef` (0.5) >= 0, `max_grad_norm` (0.5),
-/// `normalize_advantage` (false), `optimizer` ("rmsprop" or "adam"), `rmsprop_alpha` (0.99) in
-/// [0, 1), `optimizer_epsilon` (1e-5) > 0, `log_std_init` (0), `hidden_layers` (2),
-/// `hidden_units` (64), `activation` ("tanh"), `seed` (0), `verbose` (0).
-/// Members, logs (without PPO's clipping statistics), distribution and errors as PPO
-/// (rl/agents/ppo.hpp).
+/**
+ * \class onelearn::rl::A2C
+ * \brief Synchronous advantage actor-critic: one gradient step per rollout, as
+ * Stable-Baselines3's A2C.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/agents/a2c.hpp>
+ * #include <onelearn/rl/envs/cartpole_vector.hpp>
+ * onelearn::rl::A2C agent(onelearn::rl::CartPoleVectorEnv<float>(8), {.seed = 3});
+ * agent.learn(50'000);
+ * \endcode
+ *
+ * rl::A2C: synchronous advantage actor-critic (Mnih et al. 2016): after every rollout of
+ * n_steps steps of every copy, ONE gradient step on all of it, of
+ * \verbatim
+ *   L = -mean(A log pi) - ent_coef mean(H) + vf_coef mean((R - V)^2)
+ * \endverbatim
+ * with A from GAE (lambda 1 by default: n-step returns minus V). Discrete or Box actions, as
+ * PPO, with which it shares the rollout, the networks, the loss code and everything else
+ * (rl/agents/detail/on_policy.hpp). Defaults are Stable-Baselines3's (RMSprop, alpha 0.99,
+ * eps 1e-5; no advantage normalisation).
+ *
+ * \par Parameters (A2CParams)
+ * `n_steps` (5), `learning_rate` (7e-4), `learning_rate_schedule` ("constant" or "linear"),
+ * `gamma` (0.99) and `gae_lambda` (1) in [0, 1], `ent_coef` (0) and `vf_coef` (0.5) >= 0,
+ * `max_grad_norm` (0.5), `normalize_advantage` (false), `optimizer` ("rmsprop" or "adam"),
+ * `rmsprop_alpha` (0.99) in [0, 1), `optimizer_epsilon` (1e-5) > 0, `log_std_init` (0),
+ * `hidden_layers` (2), `hidden_units` (64), `activation` ("tanh"), `seed` (0), `verbose` (0).
+ *
+ * Members, logs (without PPO's clipping statistics) and distribution as PPO
+ * (rl/agents/ppo.hpp).
+ *
+ * Errors: as PPO (rl/agents/ppo.hpp): onelearn::invalid_argument at construction for a
+ * parameter outside the ranges above.
+ */
 
 #include <array>
 #include <cstdint>

@@ -1,65 +1,80 @@
 #pragma once
-/// @file
-/// rl::PPO: proximal policy optimisation (Schulman et al. 2017) with the clipped surrogate
-/// objective, GAE, a value loss and an entropy bonus, trained in minibatch epochs over each
-/// rollout; Discrete actions (categorical policy) or Box actions (Gaussian policy with a
-/// state-independent log standard deviation). Stable-Baselines3's PPO is the reference for
-/// the defaults and the details (per-minibatch advantage normalisation, bootstrapped time
-/// limits, joint gradient-norm clipping, linear schedules).
-///
-/// @code
-///   #include <onelearn/rl/agents/ppo.hpp>
-///   #include <onelearn/rl/envs/cartpole_vector.hpp>
-///   namespace rl = onelearn::rl;
-///   // RL Zoo's CartPole-v1 settings:
-///   rl::PPO agent(rl::CartPoleVectorEnv<float>(8),
-///                 {.n_steps = 32, .batch_size = 256, .n_epochs = 20, .learning_rate = 1e-3,
-///                  .learning_rate_schedule = "linear", .gamma = 0.98, .gae_lambda = 0.8,
-///                  .clip_range_schedule = "linear", .seed = 1, .verbose = 1});
-///   agent.learn(100'000, rl::StopOnReturnThreshold({.threshold = 475}));
-///   rl::CartPole<float> env;
-///   double mean = agent.evaluate(env, 100);                 // deterministic policy
-///   onelearn::onnx::save(agent.policy(), "cartpole.onnx");  // logits; argmax is the action
-/// @endcode
-///
-/// **Parameters** (PPOParams; defaults are Stable-Baselines3's)
-/// - `n_steps` (2048): steps of every copy per rollout. `batch_size` (64): rows per gradient
-///   step (the last minibatch of an epoch may be smaller), at most n_steps x copies.
-///   `n_epochs` (10): passes over each rollout, in a new random order each.
-/// - `learning_rate` (3e-4), `learning_rate_schedule` ("constant" or "linear": multiplied by
-///   the fraction of total_steps left, updated after every rollout), Adam with
-///   `adam_epsilon` (1e-5).
-/// - `gamma` (0.99) in [0, 1], `gae_lambda` (0.95) in [0, 1].
-/// - `clip_range` (0.2) > 0, `clip_range_schedule` ("constant" or "linear").
-/// - `normalize_advantage` (true): per minibatch, (A - mean) / (std + 1e-8).
-/// - `ent_coef` (0) >= 0, `vf_coef` (0.5) >= 0, `max_grad_norm` (0.5; <= 0: no clipping).
-/// - `log_std_init` (0): Box actions' initial log standard deviation.
-/// - `hidden_layers` (2), `hidden_units` (64), `activation` ("tanh"): the actor's and the
-///   critic's MLPs (separate networks, as SB3's MlpPolicy). The policy head's initial kernel is
-///   scaled by 0.01 (an almost uniform first policy).
-/// - `seed` (0): environments, weights, action draws, minibatch orders. `verbose` (0 or 1: the
-///   progress bar, with the mean return of the last 100 episodes).
-///
-/// **The loss** on a minibatch of M rows, r = exp(log pi - log pi_old), A normalised:
-///   L = -1/M sum min(r A, clip(r, 1 - eps, 1 + eps) A) - ent_coef mean(H) + vf_coef mean((R - V)^2)
-/// Its gradient is checked against finite differences (tests/unit/test_rl_agents.cpp).
-/// learn() logs per iteration: episode_return, episode_length (last 100 episodes), steps,
-/// policy_loss, value_loss, entropy, clip_fraction, approx_kl, learning_rate, clip_range.
-///
-/// **Members**: learn(total_steps, callbacks...), evaluate(env, episodes[, seed]),
-/// predict(observations[, deterministic]), policy() / value_function() (the nn::Sequential
-/// networks), save_checkpoint / load_checkpoint (exact resume), get_weights / set_weights,
-/// history(), steps_done(), get_params(); see rl/agents/detail/agent_base.hpp.
-///
-/// **Distributed** (Exec = exec::mpi): construct each rank's environments with first_copy =
-/// the number of copies of the ranks before it; every rank then steps its own copies and
-/// takes the step one process stepping all copies would (rl/agents/detail/on_policy.hpp).
-///
-/// **Errors** (onelearn::invalid_argument, naming the parameter, its value and the rule, at
-/// construction): gamma or gae_lambda outside [0, 1], clip_range <= 0, n_steps, n_epochs or
-/// batch_size < 1, a batch larger than the rollout (n_steps x copies), learning_rate < 0,
-/// ent_coef or vf_coef < 0, an unknown schedule or activation, hidden_layers < 0 or
-/// hidden_units < 1, verbose not 0 or 1. The environments' own errors pass through.
+/**
+ * \class onelearn::rl::PPO
+ * \brief Proximal policy optimisation with the clipped surrogate objective, as
+ * Stable-Baselines3's PPO.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/agents/ppo.hpp>
+ * #include <onelearn/rl/envs/cartpole.hpp>
+ * #include <onelearn/rl/envs/cartpole_vector.hpp>
+ * #include <onelearn/onnx/export.hpp>
+ * namespace rl = onelearn::rl;
+ * // RL Zoo's CartPole-v1 settings:
+ * rl::PPO agent(rl::CartPoleVectorEnv<float>(8),
+ *               {.n_steps = 32, .batch_size = 256, .n_epochs = 20, .learning_rate = 1e-3,
+ *                .learning_rate_schedule = "linear", .gamma = 0.98, .gae_lambda = 0.8,
+ *                .clip_range_schedule = "linear", .seed = 1, .verbose = 1});
+ * agent.learn(100'000, rl::StopOnReturnThreshold({.threshold = 475}));
+ * rl::CartPole<float> env;
+ * double mean = agent.evaluate(env, 100);                 // deterministic policy
+ * onelearn::onnx::save(agent.policy(), "cartpole.onnx");  // logits; argmax is the action
+ * \endcode
+ *
+ * rl::PPO: proximal policy optimisation (Schulman et al. 2017) with the clipped surrogate
+ * objective, GAE, a value loss and an entropy bonus, trained in minibatch epochs over each
+ * rollout; Discrete actions (categorical policy) or Box actions (Gaussian policy with a
+ * state-independent log standard deviation). Stable-Baselines3's PPO is the reference for
+ * the defaults and the details (per-minibatch advantage normalisation, bootstrapped time
+ * limits, joint gradient-norm clipping, linear schedules).
+ *
+ * \par Parameters (PPOParams)
+ * Defaults are Stable-Baselines3's.
+ * - `n_steps` (2048): steps of every copy per rollout. `batch_size` (64): rows per gradient
+ *   step (the last minibatch of an epoch may be smaller), at most n_steps x copies.
+ *   `n_epochs` (10): passes over each rollout, in a new random order each.
+ * - `learning_rate` (3e-4), `learning_rate_schedule` ("constant" or "linear": multiplied by
+ *   the fraction of total_steps left, updated after every rollout), Adam with
+ *   `adam_epsilon` (1e-5).
+ * - `gamma` (0.99) in [0, 1], `gae_lambda` (0.95) in [0, 1].
+ * - `clip_range` (0.2) > 0, `clip_range_schedule` ("constant" or "linear").
+ * - `normalize_advantage` (true): per minibatch, (A - mean) / (std + 1e-8).
+ * - `ent_coef` (0) >= 0, `vf_coef` (0.5) >= 0, `max_grad_norm` (0.5; <= 0: no clipping).
+ * - `log_std_init` (0): Box actions' initial log standard deviation.
+ * - `hidden_layers` (2), `hidden_units` (64), `activation` ("tanh"): the actor's and the
+ *   critic's MLPs (separate networks, as SB3's MlpPolicy). The policy head's initial kernel is
+ *   scaled by 0.01 (an almost uniform first policy).
+ * - `seed` (0): environments, weights, action draws, minibatch orders. `verbose` (0 or 1: the
+ *   progress bar, with the mean return of the last 100 episodes).
+ *
+ * \par The loss
+ * On a minibatch of M rows, r = exp(log pi - log pi_old), A normalised:
+ * \verbatim
+ *   L = -1/M sum min(r A, clip(r, 1 - eps, 1 + eps) A)
+ *       - ent_coef mean(H) + vf_coef mean((R - V)^2)
+ * \endverbatim
+ * Its gradient is checked against finite differences (tests/unit/test_rl_agents.cpp).
+ * learn() logs per iteration: episode_return, episode_length (last 100 episodes), steps,
+ * policy_loss, value_loss, entropy, clip_fraction, approx_kl, learning_rate, clip_range.
+ *
+ * \par Members
+ * learn(total_steps, callbacks...), evaluate(env, episodes[, seed]),
+ * predict(observations[, deterministic]), policy() / value_function() (the nn::Sequential
+ * networks), save_checkpoint / load_checkpoint (exact resume), get_weights / set_weights,
+ * history(), steps_done(), get_params(); see rl/agents/detail/agent_base.hpp.
+ *
+ * \par Distributed (Exec = exec::mpi)
+ * Construct each rank's environments with first_copy = the number of copies of the ranks
+ * before it; every rank then steps its own copies and takes the step one process stepping all
+ * copies would (rl/agents/detail/on_policy.hpp).
+ *
+ * Errors: onelearn::invalid_argument, naming the parameter, its value and the rule, at
+ * construction: gamma or gae_lambda outside [0, 1], clip_range <= 0, n_steps, n_epochs or
+ * batch_size < 1, a batch larger than the rollout (n_steps x copies), learning_rate < 0,
+ * ent_coef or vf_coef < 0, an unknown schedule or activation, hidden_layers < 0 or
+ * hidden_units < 1, verbose not 0 or 1. The environments' own errors pass through.
+ */
 
 #include <algorithm>
 #include <array>

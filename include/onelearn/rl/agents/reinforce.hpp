@@ -1,29 +1,40 @@
 #pragma once
-/// @file
-/// rl::REINFORCE: Williams's (1992) Monte-Carlo policy gradient, -mean(G log pi) with G the
-/// discounted return from each step, optionally minus a learned baseline V (use_baseline,
-/// default true: "REINFORCE with baseline", whose critic is trained on vf_coef mean((G - V)^2)).
-/// It is the on-policy machinery of PPO and A2C (rl/agents/detail/on_policy.hpp) with
-/// lambda = 1 and one gradient step per rollout.
-///
-/// @code
-///   #include <onelearn/rl/agents/reinforce.hpp>
-///   onelearn::rl::REINFORCE agent(onelearn::rl::CartPoleVectorEnv<float>(8), {.seed = 3});
-///   agent.learn(100'000);
-/// @endcode
-///
-/// **Rollouts.** Updates come every n_steps steps of every copy, not at episode ends (so that
-/// copies stay in step and rollouts spread over ranks as PPO's do). An episode still running at
-/// the cut has its return completed by the baseline's estimate V(s) of the rest; without a
-/// baseline the rest counts as 0, which biases the returns of such steps downwards: take
-/// n_steps well above the episode length then (the default 512 covers CartPole's 500).
-///
-/// **Parameters** (REINFORCEParams): `n_steps` (512), `learning_rate` (1e-3),
-/// `learning_rate_schedule` ("constant" or "linear"), `gamma` (0.99) in [0, 1],
-/// `use_baseline` (true), `normalize_advantage` (true), `ent_coef` (0), `vf_coef` (0.5),
-/// `max_grad_norm` (0.5), `log_std_init` (0), `hidden_layers` (2), `hidden_units` (64),
-/// `activation` ("tanh"), `adam_epsilon` (1e-8), `seed` (0), `verbose` (0).
-/// Members, logs, distribution and errors as PPO (rl/agents/ppo.hpp).
+/**
+ * \class onelearn::rl::REINFORCE
+ * \brief Williams's Monte-Carlo policy gradient, with an optional learned baseline.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/agents/reinforce.hpp>
+ * #include <onelearn/rl/envs/cartpole_vector.hpp>
+ * onelearn::rl::REINFORCE agent(onelearn::rl::CartPoleVectorEnv<float>(8), {.seed = 3});
+ * agent.learn(100'000);
+ * \endcode
+ *
+ * rl::REINFORCE: Williams's (1992) Monte-Carlo policy gradient, -mean(G log pi) with G the
+ * discounted return from each step, optionally minus a learned baseline V (use_baseline,
+ * default true: "REINFORCE with baseline", whose critic is trained on
+ * vf_coef mean((G - V)^2)). It is the on-policy machinery of PPO and A2C
+ * (rl/agents/detail/on_policy.hpp) with lambda = 1 and one gradient step per rollout.
+ *
+ * \par Rollouts
+ * Updates come every n_steps steps of every copy, not at episode ends (so that copies stay in
+ * step and rollouts spread over ranks as PPO's do). An episode still running at the cut has
+ * its return completed by the baseline's estimate V(s) of the rest; without a baseline the
+ * rest counts as 0, which biases the returns of such steps downwards: take n_steps well above
+ * the episode length then (the default 512 covers CartPole's 500).
+ *
+ * \par Parameters (REINFORCEParams)
+ * `n_steps` (512), `learning_rate` (1e-3), `learning_rate_schedule` ("constant" or "linear"),
+ * `gamma` (0.99) in [0, 1], `use_baseline` (true), `normalize_advantage` (true), `ent_coef`
+ * (0), `vf_coef` (0.5), `max_grad_norm` (0.5), `log_std_init` (0), `hidden_layers` (2),
+ * `hidden_units` (64), `activation` ("tanh"), `adam_epsilon` (1e-8), `seed` (0), `verbose` (0).
+ *
+ * Members, logs and distribution as PPO (rl/agents/ppo.hpp).
+ *
+ * Errors: as PPO (rl/agents/ppo.hpp): onelearn::invalid_argument at construction for a
+ * parameter outside its range.
+ */
 
 #include <array>
 #include <cstdint>

@@ -1,25 +1,39 @@
 #pragma once
-/// @file
-/// rl::RolloutBuffer: what the on-policy agents (PPO, A2C, REINFORCE) collect between two
-/// updates, n_steps steps of n_envs copies, and the advantages computed from it by generalised
-/// advantage estimation (Schulman et al. 2016), as Stable-Baselines3's RolloutBuffer.
-///
-/// @code
-///   onelearn::rl::RolloutBuffer<float> buffer(32, 8, 4, 1);   // steps, copies, obs, action dims
-///   // row t * n_envs + i holds copy i's step t (observations, actions, ...), filled by the agent
-///   buffer.compute_advantages(last_values, last_dones, 0.98, 0.8);
-/// @endcode
-///
-/// **GAE.** With episode_starts(t, i) = 1 when the observation of step t began an episode,
-///   delta_t = r_t + gamma V(s_{t+1}) (1 - start_{t+1}) - V(s_t)
-///   A_t = delta_t + gamma lambda (1 - start_{t+1}) A_{t+1},   returns_t = A_t + V(s_t)
-/// with V(s_n) and start_n the values and "done" flags after the last step. An episode cut by a
-/// time limit (truncated, not terminated) is bootstrapped by the agent, which adds
-/// gamma V(final observation) to that step's reward before it is stored (as Stable-Baselines3):
-/// the time limit is not a terminal state of the task. lambda = 1 gives the Monte-Carlo return
-/// minus the baseline (REINFORCE with baseline; with zero values, the discounted return itself).
-///
-/// Errors: onelearn::invalid_argument for a size < 1 (at construction).
+/**
+ * \class onelearn::rl::RolloutBuffer
+ * \brief What the on-policy agents collect between two updates, and its GAE advantages.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/buffers/rollout_buffer.hpp>
+ * onelearn::rl::RolloutBuffer<float> buffer(32, 8, 4, 1);   // steps, copies, obs, action dims
+ * // row t * n_envs + i holds copy i's step t (observations, actions, ...), filled by the agent
+ * buffer.rewards.setOnes();
+ * onelearn::Vector<float> last_values = onelearn::Vector<float>::Zero(8);  // V after the end
+ * onelearn::Labels last_dones = onelearn::Labels::Zero(8);  // 1: the episode ended there
+ * buffer.compute_advantages(last_values, last_dones, 0.98, 0.8);
+ * const onelearn::Vector<float>& advantages = buffer.advantages;
+ * \endcode
+ *
+ * rl::RolloutBuffer: what the on-policy agents (PPO, A2C, REINFORCE) collect between two
+ * updates, n_steps steps of n_envs copies, and the advantages computed from it by generalised
+ * advantage estimation (Schulman et al. 2016), as Stable-Baselines3's RolloutBuffer.
+ *
+ * \par GAE
+ * With episode_starts(t, i) = 1 when the observation of step t began an episode,
+ * \verbatim
+ *   delta_t = r_t + gamma V(s_{t+1}) (1 - start_{t+1}) - V(s_t)
+ *   A_t = delta_t + gamma lambda (1 - start_{t+1}) A_{t+1},   returns_t = A_t + V(s_t)
+ * \endverbatim
+ * with V(s_n) and start_n the values and "done" flags after the last step. An episode cut by
+ * a time limit (truncated, not terminated) is bootstrapped by the agent, which adds
+ * gamma V(final observation) to that step's reward before it is stored (as
+ * Stable-Baselines3): the time limit is not a terminal state of the task. lambda = 1 gives
+ * the Monte-Carlo return minus the baseline (REINFORCE with baseline; with zero values, the
+ * discounted return itself).
+ *
+ * Errors: onelearn::invalid_argument for a size < 1 (at construction).
+ */
 
 #include <cstdint>
 #include <string>

@@ -1,34 +1,41 @@
 #pragma once
-/// @file
-/// rl::Acrobot: Gymnasium's Acrobot-v1 (Sutton's two-link underactuated pendulum, "book"
-/// dynamics), with its equations, constants, reward, termination and 500-step truncation.
-///
-/// @code
-///   #include <onelearn/rl/envs/acrobot.hpp>
-///   onelearn::rl::Acrobot<float> env;
-///   auto obs = env.reset(7);       // cos t1, sin t1, cos t2, sin t2, t1_dot, t2_dot
-///   auto result = env.step(2);     // torque +1 on the joint between the links
-/// @endcode
-///
-/// **Parameters** (AcrobotParams)
-/// - `max_episode_steps` (int, default 500): truncation, >= 1.
-///
-/// **The task** (as Gymnasium's acrobot.py). State (theta1, theta2, dtheta1, dtheta2) in
-/// double. Action a in {0, 1, 2} applies torque a - 1 (no torque noise). The equations of motion
-/// of Sutton and Barto's book (link masses and lengths 1, centres of mass at 0.5, moments of
-/// inertia 1, g = 9.8) are integrated over dt = 0.2 s by one classical Runge-Kutta step (RK4,
-/// Gymnasium's rk4 with t = [0, dt]). Then both angles are wrapped into [-pi, pi] and the
-/// velocities clipped to [-4 pi, 4 pi] and [-9 pi, 9 pi]. Terminated when
-/// -cos(theta1) - cos(theta1 + theta2) > 1 (the tip above the bar); the reward is -1 for every
-/// step that does not terminate and 0 for the one that does. Initial state: each value uniform
-/// in [-0.1, 0.1), rounded to float32 as Gymnasium's reset does (astype(np.float32)).
-///
-/// **Seeding** as CartPole (splitmix64, not numpy's PCG64: other draws for the same seed; the
-/// same distribution). Dynamics in double, without fused multiply-adds, in Gymnasium's order.
-///
-/// **Errors** (rl/errors.hpp): invalid_action_error for an action outside {0, 1, 2};
-/// reset_required_error for step() before reset() or after the episode ended;
-/// onelearn::invalid_argument for max_episode_steps < 1 or a non-finite set_state.
+/**
+ * \class onelearn::rl::Acrobot
+ * \brief Gymnasium's Acrobot-v1: swing the tip of a two-link pendulum above a bar.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/envs/acrobot.hpp>
+ * onelearn::rl::Acrobot<float> env;
+ * auto obs = env.reset(7);       // cos t1, sin t1, cos t2, sin t2, t1_dot, t2_dot
+ * auto result = env.step(2);     // torque +1 on the joint between the links
+ * \endcode
+ *
+ * rl::Acrobot: Gymnasium's Acrobot-v1 (Sutton's two-link underactuated pendulum, "book"
+ * dynamics), with its equations, constants, reward, termination and 500-step truncation.
+ *
+ * \par Parameters (AcrobotParams)
+ * - `max_episode_steps` (int, default 500): truncation, >= 1.
+ *
+ * \par The task
+ * As Gymnasium's acrobot.py. State (theta1, theta2, dtheta1, dtheta2) in double. Action a in
+ * {0, 1, 2} applies torque a - 1 (no torque noise). The equations of motion of Sutton and
+ * Barto's book (link masses and lengths 1, centres of mass at 0.5, moments of inertia 1,
+ * g = 9.8) are integrated over dt = 0.2 s by one classical Runge-Kutta step (RK4, Gymnasium's
+ * rk4 with t = [0, dt]). Then both angles are wrapped into [-pi, pi] and the velocities
+ * clipped to [-4 pi, 4 pi] and [-9 pi, 9 pi]. Terminated when
+ * -cos(theta1) - cos(theta1 + theta2) > 1 (the tip above the bar); the reward is -1 for every
+ * step that does not terminate and 0 for the one that does. Initial state: each value uniform
+ * in [-0.1, 0.1), rounded to float32 as Gymnasium's reset does (astype(np.float32)).
+ *
+ * \par Seeding
+ * As CartPole (splitmix64, not numpy's PCG64: other draws for the same seed; the same
+ * distribution). Dynamics in double, without fused multiply-adds, in Gymnasium's order.
+ *
+ * Errors (rl/errors.hpp): `invalid_action_error` for an action outside {0, 1, 2};
+ * `reset_required_error` for step() before reset() or after the episode ended;
+ * onelearn::invalid_argument for max_episode_steps < 1 or a non-finite set_state.
+ */
 
 #include <algorithm>
 #include <array>

@@ -1,50 +1,59 @@
 #pragma once
-/// @file
-/// rl::CartPole: Gymnasium's CartPole-v1 (Barto, Sutton and Anderson's cart-pole), with its
-/// equations, constants, reward, termination and 500-step truncation.
-///
-/// @code
-///   #include <onelearn/rl/envs/cartpole.hpp>
-///   onelearn::rl::CartPole<float> env;                      // CartPole-v1, float observations
-///   auto obs = env.reset(42);                              // x, x_dot, theta, theta_dot
-///   double episode_return = 0;
-///   for (;;) {
-///     auto [next, reward, terminated, truncated] = env.step(obs(2) > 0 ? 1 : 0);
-///     episode_return += reward;
-///     if (terminated || truncated) break;
-///     obs = next;
-///   }
-/// @endcode
-///
-/// **Parameters** (CartPoleParams)
-/// - `max_episode_steps` (int, default 500): the step at which an episode is truncated (500 in
-///   v1, 200 in v0), >= 1.
-///
-/// **The task** (as Gymnasium's cartpole.py). State (x, x_dot, theta, theta_dot), in double.
-/// Action 0 pushes the cart left, 1 right, with a force of 10 N. Explicit Euler steps of
-/// tau = 0.02 s of the equations of Florian's "Correct equations for the dynamics of the
-/// cart-pole system" with gravity 9.8, cart mass 1, pole mass 0.1, half pole length 0.5:
-///   temp   = (F + m_p l theta_dot^2 sin(theta)) / (m_c + m_p)
-///   theta_acc = (g sin(theta) - cos(theta) temp) / (l (4/3 - m_p cos^2(theta) / (m_c + m_p)))
-///   x_acc  = temp - m_p l theta_acc cos(theta) / (m_c + m_p)
-/// (x and theta advance with the old velocities, then the velocities with the accelerations.)
-/// Reward 1 for every step, the terminating one included. Terminated when |x| > 2.4 or
-/// |theta| > 12 degrees (12 * 2 pi / 360 rad); truncated at max_episode_steps. Initial state:
-/// each of the four values uniform in [-0.05, 0.05).
-///
-/// **Seeding.** reset(seed) restarts the reset stream; reset() continues it. The stream is
-/// splitmix64, not numpy's PCG64: the same seed gives other initial states than Gymnasium's
-/// (the distribution is the same). The dynamics are computed in double, as Gymnasium does, and
-/// the observation is rounded to T (Gymnasium returns float32). The arithmetic is done in
-/// Gymnasium's order without fused multiply-adds whatever the flags (core/detail/no_fma.hpp),
-/// so a seed gives the same episodes with and without -march=native.
-///
-/// **Errors** (rl/errors.hpp): invalid_action_error for an action other than 0 or 1;
-/// reset_required_error for step() before reset() or after the episode ended;
-/// onelearn::invalid_argument for max_episode_steps < 1 or a non-finite set_state.
-///
-/// CartPoleVectorEnv (envs/cartpole_vector.hpp) steps many copies at once, faster than
-/// VectorEnv<CartPole<T>> and to the same numbers.
+/**
+ * \class onelearn::rl::CartPole
+ * \brief Gymnasium's CartPole-v1: balance a pole on a cart pushed left or right.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/envs/cartpole.hpp>
+ * onelearn::rl::CartPole<float> env;                     // CartPole-v1, float observations
+ * auto obs = env.reset(42);                              // x, x_dot, theta, theta_dot
+ * double episode_return = 0;
+ * for (;;) {
+ *   auto [next, reward, terminated, truncated] = env.step(obs(2) > 0 ? 1 : 0);
+ *   episode_return += reward;
+ *   if (terminated || truncated) break;
+ *   obs = next;
+ * }
+ * \endcode
+ *
+ * rl::CartPole: Gymnasium's CartPole-v1 (Barto, Sutton and Anderson's cart-pole), with its
+ * equations, constants, reward, termination and 500-step truncation.
+ *
+ * \par Parameters (CartPoleParams)
+ * - `max_episode_steps` (int, default 500): the step at which an episode is truncated (500 in
+ *   v1, 200 in v0), >= 1.
+ *
+ * \par The task
+ * As Gymnasium's cartpole.py. State (x, x_dot, theta, theta_dot), in double. Action 0 pushes
+ * the cart left, 1 right, with a force of 10 N. Explicit Euler steps of tau = 0.02 s of the
+ * equations of Florian's "Correct equations for the dynamics of the cart-pole system" with
+ * gravity 9.8, cart mass 1, pole mass 0.1, half pole length 0.5:
+ * \verbatim
+ *   temp      = (F + m_p l theta_dot^2 sin(theta)) / (m_c + m_p)
+ *   theta_acc = (g sin(theta) - cos(theta) temp) / (l (4/3 - m_p cos^2(theta) / (m_c + m_p)))
+ *   x_acc     = temp - m_p l theta_acc cos(theta) / (m_c + m_p)
+ * \endverbatim
+ * (x and theta advance with the old velocities, then the velocities with the accelerations.)
+ * Reward 1 for every step, the terminating one included. Terminated when |x| > 2.4 or
+ * |theta| > 12 degrees (12 * 2 pi / 360 rad); truncated at max_episode_steps. Initial state:
+ * each of the four values uniform in [-0.05, 0.05).
+ *
+ * \par Seeding
+ * reset(seed) restarts the reset stream; reset() continues it. The stream is splitmix64, not
+ * numpy's PCG64: the same seed gives other initial states than Gymnasium's (the distribution
+ * is the same). The dynamics are computed in double, as Gymnasium does, and the observation is
+ * rounded to T (Gymnasium returns float32). The arithmetic is done in Gymnasium's order
+ * without fused multiply-adds whatever the flags (core/detail/no_fma.hpp), so a seed gives the
+ * same episodes with and without -march=native.
+ *
+ * CartPoleVectorEnv (envs/cartpole_vector.hpp) steps many copies at once, faster than
+ * `VectorEnv<CartPole<T>>` and to the same numbers.
+ *
+ * Errors (rl/errors.hpp): `invalid_action_error` for an action other than 0 or 1;
+ * `reset_required_error` for step() before reset() or after the episode ended;
+ * onelearn::invalid_argument for max_episode_steps < 1 or a non-finite set_state.
+ */
 
 #include <array>
 #include <cmath>

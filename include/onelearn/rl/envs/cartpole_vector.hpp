@@ -1,39 +1,48 @@
 #pragma once
-/// @file
-/// rl::CartPoleVectorEnv: N copies of CartPole-v1 stepped together, with auto-reset: the same
-/// interface and the same numbers as VectorEnv<CartPole<T>>, faster (Gymnasium's
-/// CartPoleVectorEnv plays the same role). bench/rl_workloads.hpp measures it (cartpole_env).
-///
-/// @code
-///   #include <onelearn/rl/envs/cartpole_vector.hpp>
-///   onelearn::rl::CartPoleVectorEnv<float> envs(64);      // 64 copies of CartPole-v1
-///   envs.reset(42);                                         // 64 x 4 observations
-///   onelearn::Labels actions = onelearn::Labels::Ones(64);
-///   const auto& step = envs.step(actions);                  // a VectorStep<float>
-/// @endcode
-///
-/// **Parameters**: `n` (the number of copies, >= 1), a CartPoleParams (max_episode_steps) and
-/// `first_copy` (the number of the first copy's seed stream), as VectorEnv.
-///
-/// **Same numbers as VectorEnv<CartPole<T>>**: copy i is reset from derive_seed(seed,
-/// first_copy + i) with CartPole's own reset draws, steps with CartPole's own advance(), and
-/// auto-resets as VectorEnv does (rl/vector_env.hpp), so for one seed and one sequence of
-/// actions the observations, rewards and flags are those of VectorEnv<CartPole<T>> (tested).
-///
-/// **Why it is faster.** The state is kept as four arrays of doubles (structure of arrays)
-/// instead of one object per copy; a step is one loop over the copies with no virtual call, no
-/// allocation, no per-copy check and no exception path inside it (actions are checked in a
-/// branch-free pass of their own first), sin and cos of one angle become one sincos call, and a
-/// reset draws four numbers from an 8-byte splitmix64 stream per copy. The rewards are 1, so a
-/// copy's return is its length. Measured at -O3 with 256 copies and random actions on a shared
-/// 2-core machine: 2-4e7 steps/s, about 1.5x VectorEnv<CartPole<float>> (which already needs no
-/// allocation, the observation being a fixed-size vector). The sincos call of libm is most of
-/// the rest; a polynomial of our own would vectorise, but would part from Gymnasium's numbers in
-/// the last bits, so it is not used.
-///
-/// **Errors**: invalid_action_error for a batch whose length is not size() or an action other
-/// than 0 or 1 (no copy steps then); reset_required_error for step() before reset();
-/// onelearn::invalid_argument for n < 1, first_copy < 0 or max_episode_steps < 1.
+/**
+ * \class onelearn::rl::CartPoleVectorEnv
+ * \brief N copies of CartPole-v1 stepped together, with auto-reset: VectorEnv's numbers,
+ * faster.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/envs/cartpole_vector.hpp>
+ * onelearn::rl::CartPoleVectorEnv<float> envs(64);      // 64 copies of CartPole-v1
+ * envs.reset(42);                                         // 64 x 4 observations
+ * onelearn::Labels actions = onelearn::Labels::Ones(64);
+ * const auto& step = envs.step(actions);                  // a VectorStep<float>
+ * \endcode
+ *
+ * rl::CartPoleVectorEnv: N copies of CartPole-v1 stepped together, with auto-reset: the same
+ * interface and the same numbers as `VectorEnv<CartPole<T>>`, faster (Gymnasium's
+ * CartPoleVectorEnv plays the same role). bench/rl_workloads.hpp measures it (cartpole_env).
+ *
+ * \par Parameters
+ * `n` (the number of copies, >= 1), a CartPoleParams (max_episode_steps) and `first_copy`
+ * (the number of the first copy's seed stream), as VectorEnv.
+ *
+ * \par The same numbers as VectorEnv
+ * Copy i is reset from derive_seed(seed, first_copy + i) with CartPole's own reset draws,
+ * steps with CartPole's own advance(), and auto-resets as VectorEnv does (rl/vector_env.hpp),
+ * so for one seed and one sequence of actions the observations, rewards and flags are those
+ * of `VectorEnv<CartPole<T>>` (tested).
+ *
+ * \par Why it is faster
+ * The state is kept as four arrays of doubles (structure of arrays) instead of one object per
+ * copy; a step is one loop over the copies with no virtual call, no allocation, no per-copy
+ * check and no exception path inside it (actions are checked in a branch-free pass of their
+ * own first), sin and cos of one angle become one sincos call, and a reset draws four numbers
+ * from an 8-byte splitmix64 stream per copy. The rewards are 1, so a copy's return is its
+ * length. Measured at -O3 with 256 copies and random actions on a shared 2-core machine:
+ * 2-4e7 steps/s, about 1.5x `VectorEnv<CartPole<float>>` (which already needs no allocation,
+ * the observation being a fixed-size vector). The sincos call of libm is most of the rest; a
+ * polynomial of our own would vectorise, but would part from Gymnasium's numbers in the last
+ * bits, so it is not used.
+ *
+ * Errors: `invalid_action_error` for a batch whose length is not size() or an action other
+ * than 0 or 1 (no copy steps then); `reset_required_error` for step() before reset();
+ * onelearn::invalid_argument for n < 1, first_copy < 0 or max_episode_steps < 1.
+ */
 
 #include <bit>
 #include <cstdint>

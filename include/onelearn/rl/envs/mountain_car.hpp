@@ -1,34 +1,44 @@
 #pragma once
-/// @file
-/// rl::MountainCar: Gymnasium's MountainCar-v0 (Moore's car in a valley, discrete actions),
-/// with its equations, constants, reward, termination and 200-step truncation.
-///
-/// @code
-///   #include <onelearn/rl/envs/mountain_car.hpp>
-///   onelearn::rl::MountainCar<float> env;
-///   auto obs = env.reset(3);                           // position, velocity
-///   auto result = env.step(obs(1) >= 0 ? 2 : 0);       // push along the velocity
-/// @endcode
-///
-/// **Parameters** (MountainCarParams)
-/// - `max_episode_steps` (int, default 200): truncation, >= 1.
-/// - `goal_velocity` (double, default 0): the velocity the car must have at the goal.
-///
-/// **The task** (as Gymnasium's mountain_car.py). State (position, velocity) in double. Action
-/// a in {0, 1, 2} (left, none, right):
-///   velocity += (a - 1) * 0.001 + cos(3 position) * (-0.0025), clipped to [-0.07, 0.07];
-///   position += velocity, clipped to [-1.2, 0.6]; at the left wall a negative velocity
-///   becomes 0 (an inelastic collision).
-/// Reward -1 for every step. Terminated when position >= 0.5 and velocity >= goal_velocity;
-/// truncated at max_episode_steps. Initial state: position uniform in [-0.6, -0.4), velocity 0.
-///
-/// **Seeding** as CartPole (splitmix64, not numpy's PCG64: other draws for the same seed; the
-/// same distribution). Arithmetic in double, without fused multiply-adds, in Gymnasium's order.
-///
-/// **Errors** (rl/errors.hpp): invalid_action_error for an action outside {0, 1, 2};
-/// reset_required_error for step() before reset() or after the episode ended;
-/// onelearn::invalid_argument for max_episode_steps < 1, a non-finite goal_velocity or
-/// set_state.
+/**
+ * \class onelearn::rl::MountainCar
+ * \brief Gymnasium's MountainCar-v0: drive an underpowered car out of a valley.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/envs/mountain_car.hpp>
+ * onelearn::rl::MountainCar<float> env;
+ * auto obs = env.reset(3);                           // position, velocity
+ * auto result = env.step(obs(1) >= 0 ? 2 : 0);       // push along the velocity
+ * \endcode
+ *
+ * rl::MountainCar: Gymnasium's MountainCar-v0 (Moore's car in a valley, discrete actions),
+ * with its equations, constants, reward, termination and 200-step truncation.
+ *
+ * \par Parameters (MountainCarParams)
+ * - `max_episode_steps` (int, default 200): truncation, >= 1.
+ * - `goal_velocity` (double, default 0): the velocity the car must have at the goal.
+ *
+ * \par The task
+ * As Gymnasium's mountain_car.py. State (position, velocity) in double. Action a in {0, 1, 2}
+ * (left, none, right):
+ * \verbatim
+ *   velocity += (a - 1) * 0.001 + cos(3 position) * (-0.0025), clipped to [-0.07, 0.07];
+ *   position += velocity, clipped to [-1.2, 0.6]; at the left wall a negative velocity
+ *   becomes 0 (an inelastic collision).
+ * \endverbatim
+ * Reward -1 for every step. Terminated when position >= 0.5 and velocity >= goal_velocity;
+ * truncated at max_episode_steps. Initial state: position uniform in [-0.6, -0.4),
+ * velocity 0.
+ *
+ * \par Seeding
+ * As CartPole (splitmix64, not numpy's PCG64: other draws for the same seed; the same
+ * distribution). Arithmetic in double, without fused multiply-adds, in Gymnasium's order.
+ *
+ * Errors (rl/errors.hpp): `invalid_action_error` for an action outside {0, 1, 2};
+ * `reset_required_error` for step() before reset() or after the episode ended;
+ * onelearn::invalid_argument for max_episode_steps < 1, a non-finite goal_velocity or
+ * set_state.
+ */
 
 #include <algorithm>
 #include <array>

@@ -1,40 +1,49 @@
 #pragma once
-/// @file
-/// rl::Pendulum: Gymnasium's Pendulum-v1 (inverted pendulum swing-up, continuous torque), with
-/// its equations, constants, reward and 200-step truncation.
-///
-/// @code
-///   #include <onelearn/rl/envs/pendulum.hpp>
-///   onelearn::rl::Pendulum<float> env;
-///   auto obs = env.reset(1);                    // cos(theta), sin(theta), theta_dot
-///   onelearn::Vector<float> torque(1);
-///   torque << 0.5f;
-///   auto result = env.step(torque);             // or env.step(0.5f)
-/// @endcode
-///
-/// **Parameters** (PendulumParams)
-/// - `max_episode_steps` (int, default 200): truncation, >= 1.
-/// - `g` (double, default 10): gravity, finite.
-///
-/// **The task** (as Gymnasium's pendulum.py). State (theta, theta_dot) in double, theta = 0
-/// upright. The action is a torque u, a vector of length 1; a finite u outside [-2, 2] is
-/// clipped to it (as Gymnasium, so a Gaussian policy's samples need no clipping of their own).
-/// With m = l = 1 and dt = 0.05:
-///   reward      = -(normalize(theta)^2 + 0.1 theta_dot^2 + 0.001 u^2), normalize into [-pi, pi)
-///   theta_dot' = clip(theta_dot + (3 g / 2 sin(theta) + 3 u) dt, -8, 8)
-///   theta'     = theta + theta_dot' dt
-/// (the reward uses the state before the step). Never terminated; truncated at
-/// max_episode_steps. Initial state: theta uniform in [-pi, pi), theta_dot in [-1, 1).
-///
-/// **Seeding** as CartPole (splitmix64, not numpy's PCG64: other draws for the same seed; the
-/// same distribution). Arithmetic in double, without fused multiply-adds, in Gymnasium's order.
-/// (Gymnasium under numpy 2 computes the two terms in u in float32, the type of its action, and
-/// the rest in double: the results differ from ours by about 1e-7 of those terms.)
-///
-/// **Errors** (rl/errors.hpp): invalid_action_error for an action that is not one finite number
-/// (NaN, Inf, or a length other than 1); reset_required_error for step() before reset() or
-/// after truncation; onelearn::invalid_argument for max_episode_steps < 1, a non-finite g or a
-/// non-finite set_state.
+/**
+ * \class onelearn::rl::Pendulum
+ * \brief Gymnasium's Pendulum-v1: swing an inverted pendulum up with a continuous torque.
+ * \ingroup rl
+ *
+ * \code
+ * #include <onelearn/rl/envs/pendulum.hpp>
+ * onelearn::rl::Pendulum<float> env;
+ * auto obs = env.reset(1);                    // cos(theta), sin(theta), theta_dot
+ * onelearn::Vector<float> torque(1);
+ * torque << 0.5f;
+ * auto result = env.step(torque);             // or env.step(0.5f)
+ * \endcode
+ *
+ * rl::Pendulum: Gymnasium's Pendulum-v1 (inverted pendulum swing-up, continuous torque), with
+ * its equations, constants, reward and 200-step truncation.
+ *
+ * \par Parameters (PendulumParams)
+ * - `max_episode_steps` (int, default 200): truncation, >= 1.
+ * - `g` (double, default 10): gravity, finite.
+ *
+ * \par The task
+ * As Gymnasium's pendulum.py. State (theta, theta_dot) in double, theta = 0 upright. The
+ * action is a torque u, a vector of length 1; a finite u outside [-2, 2] is clipped to it (as
+ * Gymnasium, so a Gaussian policy's samples need no clipping of their own). With m = l = 1 and
+ * dt = 0.05:
+ * \verbatim
+ *   reward     = -(normalize(theta)^2 + 0.1 theta_dot^2 + 0.001 u^2), normalize into [-pi, pi)
+ *   theta_dot' = clip(theta_dot + (3 g / 2 sin(theta) + 3 u) dt, -8, 8)
+ *   theta'     = theta + theta_dot' dt
+ * \endverbatim
+ * (the reward uses the state before the step). Never terminated; truncated at
+ * max_episode_steps. Initial state: theta uniform in [-pi, pi), theta_dot in [-1, 1).
+ *
+ * \par Seeding
+ * As CartPole (splitmix64, not numpy's PCG64: other draws for the same seed; the same
+ * distribution). Arithmetic in double, without fused multiply-adds, in Gymnasium's order.
+ * (Gymnasium under numpy 2 computes the two terms in u in float32, the type of its action, and
+ * the rest in double: the results differ from ours by about 1e-7 of those terms.)
+ *
+ * Errors (rl/errors.hpp): `invalid_action_error` for an action that is not one finite number
+ * (NaN, Inf, or a length other than 1); `reset_required_error` for step() before reset() or
+ * after truncation; onelearn::invalid_argument for max_episode_steps < 1, a non-finite g or a
+ * non-finite set_state.
+ */
 
 #include <algorithm>
 #include <array>
