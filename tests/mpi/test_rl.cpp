@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,10 @@
 #include "onelearn/rl/agents/a2c.hpp"
 #include "onelearn/rl/agents/dqn.hpp"
 #include "onelearn/rl/agents/ppo.hpp"
+#include "onelearn/rl/envs/cartpole.hpp"
 #include "onelearn/rl/envs/cartpole_vector.hpp"
+#include "onelearn/rl/evaluate.hpp"
+#include "onelearn/rl/vector_env.hpp"
 
 namespace {
 
@@ -115,6 +119,43 @@ TEST_CASE("distributed DQN equals one process stepping every copy") {
   CHECK(w < 1e-10);
   CHECK(h < 1e-10);
   CHECK(distributed.episodes_finished() == reference.episodes_finished());
+}
+
+TEST_CASE("distributed evaluation steps a share of the copies and gives one process's episodes") {
+  const onelearn::exec::mpi world(MPI_COMM_WORLD);
+  const auto [n, first] = my_copies(world);
+  const rl::PPOParams p{.n_steps = 10, .batch_size = 20, .n_epochs = 2, .learning_rate = 3e-3,
+                        .hidden_units = 16, .seed = 4};
+  // A policy that has learnt a little, so that episodes differ in length; the same weights on
+  // every rank and in the reference.
+  rl::PPO reference(rl::CartPoleVectorEnv<double>(global_copies), p);
+  reference.learn(global_copies * 10 * 6);
+  rl::PPO<rl::CartPoleVectorEnv<double>, onelearn::exec::mpi> distributed(
+      rl::CartPoleVectorEnv<double>(n, {}, first), p, world);
+  distributed.set_weights(reference.get_weights());
+
+  auto check_same = [](const rl::EvaluationResult& mine, const rl::EvaluationResult& whole) {
+    CHECK(mine.returns == whole.returns);
+    CHECK(mine.lengths == whole.lengths);
+    CHECK(mine.mean_return == whole.mean_return);
+    CHECK(mine.std_return == whole.std_return);
+  };
+  // 7 copies (uneven over 2 and 3 ranks) and 23 episodes (uneven over the copies).
+  rl::CartPoleVectorEnv<double> copies(7);
+  const auto whole = reference.evaluate_episodes(copies, 23, 5);
+  CHECK(whole.returns.size() == 23);
+  CHECK(std::adjacent_find(whole.lengths.begin(), whole.lengths.end(),
+                           std::not_equal_to<>()) != whole.lengths.end());  // not all equal
+  check_same(distributed.evaluate_episodes(copies, 23, 5), whole);
+  // Fewer copies than ranks: a rank without copies still joins the gather.
+  rl::CartPoleVectorEnv<double> two(2);
+  check_same(distributed.evaluate_episodes(two, 5, 8), reference.evaluate_episodes(two, 5, 8));
+  // The generic VectorEnv slices too; a single environment is evaluated whole on every rank.
+  rl::VectorEnv<rl::CartPole<double>> generic(5);
+  check_same(distributed.evaluate_episodes(generic, 11, 3),
+             reference.evaluate_episodes(generic, 11, 3));
+  rl::CartPole<double> single;
+  check_same(distributed.evaluate_episodes(single, 4, 3), reference.evaluate_episodes(single, 4, 3));
 }
 
 TEST_CASE("distributed A2C equals one process; bad parameters fail on every rank") {

@@ -28,6 +28,13 @@
  * ignored, so the episodes counted do not favour the short ones (SB3's rule). The first
  * reset uses `seed`; the episodes of a single environment follow from it.
  *
+ * Under a distributed policy an agent's evaluate() splits a vectorised environment that can
+ * be sliced (`envs.slice(first, n)`: CartPoleVectorEnv, VectorEnv) over the ranks: each rank
+ * steps its share of the copies (evaluate_copies), the episodes are gathered in the order one
+ * process counts them, and every rank returns one process's result on the whole environment
+ * (the user's environment object itself is not stepped). Any other environment is evaluated
+ * whole on every rank.
+ *
  * Errors: onelearn::invalid_argument for episodes < 1; the environment's own errors.
  */
 
@@ -108,17 +115,26 @@ EvaluationResult evaluate_policy(Act&& act, Env& env, index_t episodes, std::uin
   return detail::summarize(std::move(result));
 }
 
-/// Copies stepped together, each counting its share of the episodes.
+/// Copies [first, first + envs.size()) of an evaluation over `total` copies (a slice of them,
+/// seeded as in the whole: see VectorEnv's first_copy), each playing its share of `episodes`
+/// as in the whole evaluation; the returns and lengths in the order counted, not summarized.
+/// `keys`, when given, receives step * total + copy for each episode counted: the order in
+/// which one process stepping all copies counts them.
 template <VectorEnvironment Envs, class Act>
-EvaluationResult evaluate_policy(Act&& act, Envs& envs, index_t episodes, std::uint64_t seed = 0) {
+EvaluationResult evaluate_copies(Act&& act, Envs& envs, index_t episodes, std::uint64_t seed,
+                                 index_t first, index_t total, std::vector<double>* keys) {
   detail::check_episodes(episodes);
   const index_t n = envs.size();
   std::vector<index_t> target(static_cast<std::size_t>(n)), done(static_cast<std::size_t>(n), 0);
-  for (index_t i = 0; i < n; ++i) target[static_cast<std::size_t>(i)] = (episodes + i) / n;
+  index_t wanted = 0;
+  for (index_t i = 0; i < n; ++i) {
+    target[static_cast<std::size_t>(i)] = (episodes + first + i) / total;
+    wanted += target[static_cast<std::size_t>(i)];
+  }
   EvaluationResult result;
   envs.reset(seed);
   index_t finished = 0;
-  while (finished < episodes) {
+  for (std::int64_t t = 0; finished < wanted; ++t) {
     const auto& step = envs.step(act(envs.observations()));
     for (index_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
@@ -127,9 +143,16 @@ EvaluationResult evaluate_policy(Act&& act, Envs& envs, index_t episodes, std::u
       ++finished;
       result.returns.push_back(static_cast<double>(step.episode_returns(i)));
       result.lengths.push_back(step.episode_lengths(i));
+      if (keys != nullptr) keys->push_back(static_cast<double>(t * total + first + i));
     }
   }
-  return detail::summarize(std::move(result));
+  return result;
+}
+
+/// Copies stepped together, each counting its share of the episodes.
+template <VectorEnvironment Envs, class Act>
+EvaluationResult evaluate_policy(Act&& act, Envs& envs, index_t episodes, std::uint64_t seed = 0) {
+  return detail::summarize(evaluate_copies(act, envs, episodes, seed, 0, envs.size(), nullptr));
 }
 
 }  // namespace onelearn::rl

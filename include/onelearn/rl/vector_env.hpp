@@ -152,6 +152,13 @@ class VectorEnv {
 
   [[nodiscard]] index_t size() const noexcept { return static_cast<index_t>(envs_.size()); }
   [[nodiscard]] index_t observation_size() const noexcept { return observation_space_.size(); }
+  /// Copies [first, first + n) of these (copied as they are now), seeded as they are here: the
+  /// share of one rank in a distributed evaluation.
+  [[nodiscard]] VectorEnv slice(index_t first, index_t n) const {
+    const auto begin = envs_.begin() + static_cast<std::ptrdiff_t>(first);
+    return VectorEnv(std::vector<Env>(begin, begin + static_cast<std::ptrdiff_t>(n)),
+                     first_copy_ + first);
+  }
   [[nodiscard]] const Box<T>& single_observation_space() const noexcept {
     return observation_space_;
   }

@@ -86,6 +86,11 @@ class CartPoleVectorEnv {
 
   [[nodiscard]] index_t size() const noexcept { return static_cast<index_t>(x_.size()); }
   [[nodiscard]] index_t observation_size() const noexcept { return 4; }
+  /// Copies [first, first + n) of these, as a new environment seeded as they are here (the
+  /// share of one rank in a distributed evaluation).
+  [[nodiscard]] CartPoleVectorEnv slice(index_t first, index_t n) const {
+    return CartPoleVectorEnv(n, Params{.max_episode_steps = max_steps_}, first_copy_ + first);
+  }
   [[nodiscard]] Box<T> single_observation_space() const {
     return detail::cartpole::observation_space<T>();
   }

@@ -11,6 +11,8 @@
 // environments must have been made with first_copy = offset for their seed streams to be those
 // of one process stepping all copies (VectorEnv / CartPoleVectorEnv's first_copy).
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -69,9 +71,16 @@ class AgentBase {
   double evaluate(Env& env, index_t episodes, std::uint64_t seed = 0) {
     return evaluate_episodes(env, episodes, seed).mean_return;
   }
+  /// Under a distributed policy a vectorised environment that can be sliced is split over the
+  /// ranks (each steps its share of the copies; rl/evaluate.hpp), with one process's result.
   template <class Env>
   EvaluationResult evaluate_episodes(Env& env, index_t episodes, std::uint64_t seed = 0) {
-    return evaluate_policy([&](const Matrix<T>& obs) { return derived().act(obs); }, env, episodes, seed);
+    const auto act = [&](const Matrix<T>& obs) { return derived().act(obs); };
+    if constexpr (Exec::is_distributed && requires(const Env& e) { e.slice(index_t{}, index_t{}); }) {
+      return evaluate_split(act, env, episodes, seed);
+    } else {
+      return evaluate_policy(act, env, episodes, seed);
+    }
   }
 
   [[nodiscard]] const Params& get_params() const noexcept { return params_; }
@@ -262,6 +271,37 @@ class AgentBase {
                                        ": the environments must provide save_state() and load_state() "
                                        "for an exact checkpoint (CartPoleVectorEnv does)");
     }
+  }
+
+  /// evaluate_episodes over the ranks: rank r steps copies [first, first + n) of env's (a
+  /// slice seeded as they are), then one all-gather of (key, return, length) per episode and a
+  /// sort by key give every rank the episodes in the order one process counts them.
+  template <class Env, class Act>
+  EvaluationResult evaluate_split(const Act& act, const Env& env, index_t episodes, std::uint64_t seed) {
+    check_episodes(episodes);
+    const index_t total = env.size(), ranks = exec_.size(), rank = exec_.rank();
+    const index_t n = total / ranks + (rank < total % ranks ? 1 : 0);
+    const index_t first = rank * (total / ranks) + std::min(rank, total % ranks);
+    std::vector<double> mine;
+    if (n > 0) {
+      auto part = env.slice(first, n);
+      std::vector<double> keys;
+      const EvaluationResult local = evaluate_copies(act, part, episodes, seed, first, total, &keys);
+      for (std::size_t k = 0; k < keys.size(); ++k) {
+        mine.insert(mine.end(), {keys[k], local.returns[k], static_cast<double>(local.lengths[k])});
+      }
+    }
+    const std::vector<double> all = exec_.allgatherv(std::span<const double>(mine));
+    std::vector<std::array<double, 3>> episodes_found;
+    for (std::size_t i = 0; i + 2 < all.size(); i += 3) episodes_found.push_back({all[i], all[i + 1], all[i + 2]});
+    std::sort(episodes_found.begin(), episodes_found.end(),
+              [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    EvaluationResult result;
+    for (const auto& e : episodes_found) {
+      result.returns.push_back(e[1]);
+      result.lengths.push_back(static_cast<std::int64_t>(e[2]));
+    }
+    return summarize(std::move(result));
   }
 
   template <class Visitor>
