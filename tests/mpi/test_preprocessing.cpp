@@ -61,6 +61,16 @@ Matrix<T> iris_with_missing() {
   return X;
 }
 
+/// iris' training rows sorted by class (stable), so that some ranks hold only some classes.
+std::pair<Matrix<double>, Labels> iris_sorted_by_class() {
+  const auto iris = test::load_split<double, std::int64_t>("iris");
+  std::vector<index_t> order(static_cast<std::size_t>(iris.y_train.size()));
+  std::iota(order.begin(), order.end(), index_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](index_t a, index_t b) { return iris.y_train(a) < iris.y_train(b); });
+  return {iris.X_train(order, Eigen::all), iris.y_train(order)};
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE(
@@ -221,13 +231,8 @@ TEST_CASE("distributed LabelEncoder gathers classes that only some ranks hold") 
 TEST_CASE("distributed text labels: LabelEncoder<std::string> and a LabeledClassifier") {
   // Rows sorted by class: some ranks hold only some of the species, one may hold none.
   const auto comm = world();
-  const auto iris = test::load_split<double, std::int64_t>("iris");
-  std::vector<index_t> order(static_cast<std::size_t>(iris.y_train.size()));
-  std::iota(order.begin(), order.end(), index_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](index_t a, index_t b) { return iris.y_train(a) < iris.y_train(b); });
-  const Matrix<double> X = iris.X_train(order, Eigen::all);
-  const Labels y = iris.y_train(order);
+  const auto [X, y] = iris_sorted_by_class();
+  const Matrix<double> X_test = test::load_split<double, std::int64_t>("iris").X_test;
   const char* const species[] = {"virginica", "setosa", "versicolor"};  // not in sorted order
   auto names = [&](const Labels& codes) {
     std::vector<std::string> out;
@@ -246,20 +251,14 @@ TEST_CASE("distributed text labels: LabelEncoder<std::string> and a LabeledClass
     compose::LabeledClassifier<naive_bayes::GaussianNB<double, exec::mpi>> distributed({}, comm);
     distributed.fit(X_splits[s], names(y_splits[s]));
     CHECK(distributed.classes() == local.classes());
-    CHECK(distributed.predict(iris.X_test) == local.predict(iris.X_test));
+    CHECK(distributed.predict(X_test) == local.predict(X_test));
   }
 }
 
 TEST_CASE("distributed OneHotEncoder<std::string> gathers categories that only some ranks hold") {
   // Rows sorted by class, so some ranks see only some species (one rank may hold no rows).
   const auto comm = world();
-  const auto iris = test::load_split<double, std::int64_t>("iris");
-  std::vector<index_t> order(static_cast<std::size_t>(iris.y_train.size()));
-  std::iota(order.begin(), order.end(), index_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](index_t a, index_t b) { return iris.y_train(a) < iris.y_train(b); });
-  const Matrix<double> X = iris.X_train(order, Eigen::all);
-  const Labels y = iris.y_train(order);
+  const auto [X, y] = iris_sorted_by_class();
   const char* const species[] = {"virginica", "setosa", "versicolor"};
   // Two text columns: the species, and the petal length in words.
   auto columns = [&](const Matrix<double>& rows, const Labels& codes) {
