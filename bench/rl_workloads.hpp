@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include <onelearn/core/dataset.hpp>
 #include <onelearn/core/types.hpp>
 #include <onelearn/nn/detail/random.hpp>
 #include <onelearn/rl/agents/dqn.hpp>
@@ -103,10 +104,8 @@ template <class Exec>
 void bench_ppo_cartpole(const Exec& exec, const char* policy) {
   namespace rl = onelearn::rl;
   using Envs = rl::CartPoleVectorEnv<float>;
-  constexpr onelearn::index_t copies = 8;
-  const onelearn::index_t ranks = exec.size(), rank = exec.rank();
-  const onelearn::index_t n = copies / ranks + (rank < copies % ranks ? 1 : 0);
-  const onelearn::index_t first = rank * (copies / ranks) + std::min(rank, copies % ranks);
+  const auto [first, end] = onelearn::Dataset<float>::shard_bounds(8, exec.rank(), exec.size());
+  const onelearn::index_t n = end - first;
   // Throughput of the whole Zoo run (1e5 steps, no evaluation).
   rl::PPO<Envs, Exec> full(Envs(n, {}, first), zoo_ppo_cartpole(), exec);
   const auto start = std::chrono::steady_clock::now();

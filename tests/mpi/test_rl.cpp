@@ -156,6 +156,16 @@ TEST_CASE("distributed evaluation steps a share of the copies and gives one proc
              reference.evaluate_episodes(generic, 11, 3));
   rl::CartPole<double> single;
   check_same(distributed.evaluate_episodes(single, 4, 3), reference.evaluate_episodes(single, 4, 3));
+
+  // Another number of episodes on one rank: the same error on every rank, not a hang.
+  std::string message;
+  try {
+    (void)distributed.evaluate_episodes(copies, world.rank() == 1 ? 24 : 23, 5);
+  } catch (const onelearn::invalid_argument& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.find("PPO.evaluate: ranks disagree on episodes") != std::string::npos);
 }
 
 TEST_CASE("distributed A2C equals one process; bad parameters fail on every rank") {

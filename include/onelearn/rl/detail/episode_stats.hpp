@@ -19,6 +19,18 @@
 
 namespace onelearn::rl::detail {
 
+/// Every rank's episodes, given flat as (key, return, length) triples, in key order: one
+/// all-gather. The key (global step * copies + global copy) is the order in which one process
+/// stepping every copy meets them.
+template <class Exec>
+std::vector<std::array<double, 3>> gather_episodes(const Exec& exec, std::span<const double> mine) {
+  const std::vector<double> all = exec.allgatherv(mine);
+  std::vector<std::array<double, 3>> episodes;
+  for (std::size_t i = 0; i + 2 < all.size(); i += 3) episodes.push_back({all[i], all[i + 1], all[i + 2]});
+  std::sort(episodes.begin(), episodes.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+  return episodes;
+}
+
 class EpisodeStats {
  public:
   static constexpr std::size_t window = 100;
@@ -31,12 +43,8 @@ class EpisodeStats {
   /// Appends the episodes recorded since the last flush, every rank's, in key order.
   template <class Exec>
   void flush(const Exec& exec) {
-    std::vector<double> all = exec.allgatherv(std::span<const double>(pending_));
+    const auto episodes = gather_episodes(exec, pending_);
     pending_.clear();
-    std::vector<std::array<double, 3>> episodes;
-    for (std::size_t i = 0; i + 2 < all.size(); i += 3) episodes.push_back({all[i], all[i + 1], all[i + 2]});
-    std::sort(episodes.begin(), episodes.end(),
-              [](const auto& a, const auto& b) { return a[0] < b[0]; });
     for (const auto& e : episodes) push(e[1], e[2]);
   }
 

@@ -24,9 +24,11 @@
 #include <vector>
 
 #include "onelearn/base/agreement.hpp"
+#include "onelearn/core/dataset.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/exec/policy.hpp"
 #include "onelearn/nn/callbacks.hpp"
 #include "onelearn/rl/agents/detail/agent_state.hpp"
 #include "onelearn/rl/detail/episode_stats.hpp"
@@ -273,31 +275,31 @@ class AgentBase {
     }
   }
 
-  /// evaluate_episodes over the ranks: rank r steps copies [first, first + n) of env's (a
-  /// slice seeded as they are), then one all-gather of (key, return, length) per episode and a
-  /// sort by key give every rank the episodes in the order one process counts them.
+  /// evaluate_episodes over the ranks: rank r steps its share of env's copies (a slice seeded
+  /// as they are), and gather_episodes puts every rank's episodes in the order one process
+  /// counts them. The ranks must pass the same episodes, seed and number of copies (checked);
+  /// an error on one rank (the policy's, the environment's) is raised on every rank.
   template <class Env, class Act>
   EvaluationResult evaluate_split(const Act& act, const Env& env, index_t episodes, std::uint64_t seed) {
-    check_episodes(episodes);
-    const index_t total = env.size(), ranks = exec_.size(), rank = exec_.rank();
-    const index_t n = total / ranks + (rank < total % ranks ? 1 : 0);
-    const index_t first = rank * (total / ranks) + std::min(rank, total % ranks);
+    const std::string where = std::string(Derived::name) + ".evaluate";
+    const index_t total = env.size();
+    exec_.check_same_values(where, std::array{exec::NamedValue{"episodes", std::to_string(episodes)},
+                                              exec::NamedValue{"seed", std::to_string(seed)},
+                                              exec::NamedValue{"copies", std::to_string(total)}});
     std::vector<double> mine;
-    if (n > 0) {
-      auto part = env.slice(first, n);
+    exec_.propagate_errors([&] {
+      check_episodes(episodes);
+      const auto [first, end] = Dataset<T>::shard_bounds(total, exec_.rank(), exec_.size());
+      if (end == first) return;
+      auto part = env.slice(first, end - first);
       std::vector<double> keys;
       const EvaluationResult local = evaluate_copies(act, part, episodes, seed, first, total, &keys);
       for (std::size_t k = 0; k < keys.size(); ++k) {
         mine.insert(mine.end(), {keys[k], local.returns[k], static_cast<double>(local.lengths[k])});
       }
-    }
-    const std::vector<double> all = exec_.allgatherv(std::span<const double>(mine));
-    std::vector<std::array<double, 3>> episodes_found;
-    for (std::size_t i = 0; i + 2 < all.size(); i += 3) episodes_found.push_back({all[i], all[i + 1], all[i + 2]});
-    std::sort(episodes_found.begin(), episodes_found.end(),
-              [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    });
     EvaluationResult result;
-    for (const auto& e : episodes_found) {
+    for (const auto& e : gather_episodes(exec_, mine)) {
       result.returns.push_back(e[1]);
       result.lengths.push_back(static_cast<std::int64_t>(e[2]));
     }
