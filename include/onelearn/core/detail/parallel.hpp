@@ -20,7 +20,21 @@
 
 #include "onelearn/core/types.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace onelearn::detail {
+
+/// The threads a for_each_chunk may use: for kernels that cut work whose result does not
+/// depend on the cut (no partials) into one piece per thread.
+[[nodiscard]] inline index_t parallel_width() noexcept {
+#ifdef _OPENMP
+  return static_cast<index_t>(omp_get_max_threads());
+#else
+  return 1;
+#endif
+}
 
 /// Number of chunks of `grain` rows that cover n rows.
 [[nodiscard]] constexpr index_t chunk_count(index_t n, index_t grain) noexcept {

@@ -102,13 +102,10 @@ struct Booster {
     // Which features have missing values in training, over all ranks.
     const index_t p = n_features;
     std::vector<std::int64_t> missing(static_cast<std::size_t>(p), 0);
-    for (index_t f = 0; f < p; ++f) {
-      const std::uint8_t* column = train.X.column(f);
-      for (index_t i = 0; i < train.X.n_rows; ++i) {
-        if (column[i] == mapper.missing_bin()) {
-          missing[static_cast<std::size_t>(f)] = 1;
-          break;
-        }
+    for (index_t i = 0; i < train.X.n_rows; ++i) {
+      const std::uint8_t* row = train.X.row(i);
+      for (index_t f = 0; f < p; ++f) {
+        if (row[f] == mapper.missing_bin()) missing[static_cast<std::size_t>(f)] = 1;
       }
     }
     exec.allreduce(std::span<std::int64_t>(missing), exec::reduce_op::max);
@@ -155,8 +152,7 @@ struct Booster {
           const auto n_valid = valid.X.n_rows;
           for (index_t i = 0; i < n_valid; ++i) {
             valid.raw[c * static_cast<std::size_t>(n_valid) + static_cast<std::size_t>(i)] +=
-                trees.back().back().predict_binned(valid.X.bins.data(), n_valid, i,
-                                                   mapper.missing_bin());
+                trees.back().back().predict_binned(valid.X.row(i), mapper.missing_bin());
           }
         }
       }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "onelearn/core/detail/no_fma.hpp"
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
 #include "onelearn/ensemble/detail/hist_split.hpp"
@@ -80,13 +81,13 @@ class TreeGrower {
 
     HistTree tree;
     tree.nodes.resize(nodes_.size());
+    add_leaf_values(raw);
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const Node& node = nodes_[i];
       HistNode& out = tree.nodes[i];
       out.count = static_cast<std::int64_t>(node.n);
       if (node.is_leaf) {
         out.value = node.value * settings_.shrinkage;
-        for (index_t r = node.begin; r < node.end; ++r) raw[rows_[static_cast<std::size_t>(r)]] += out.value;
         continue;
       }
       const SplitInfo& s = node.split;
@@ -123,6 +124,20 @@ class TreeGrower {
     std::int32_t left = -1, right = -1;
   };
 
+  /// Adds each leaf's value (times the learning rate) to the raw predictions of its rows; the
+  /// leaves hold disjoint rows, so they go on threads.
+  void add_leaf_values(double* raw) const {
+    const auto n_nodes = static_cast<index_t>(nodes_.size());
+    onelearn::detail::for_each_chunk(n_nodes, 1, [&](index_t at, index_t, index_t) {
+      const Node& node = nodes_[static_cast<std::size_t>(at)];
+      if (!node.is_leaf) return;
+      const double value = node.value * settings_.shrinkage;
+      for (index_t r = node.begin; r < node.end; ++r) {
+        raw[rows_[static_cast<std::size_t>(r)]] += value;
+      }
+    });
+  }
+
   /// The binned and raw category sets of categorical split s (bin b holds category
   /// thresholds[f][b], the feature's b-th known category).
   [[nodiscard]] CategorySplit category_split_of(const SplitInfo& s) const {
@@ -141,8 +156,7 @@ class TreeGrower {
     Node& node = nodes_[at];
     build_histogram(*in_.X, rows_.data() + node.begin,
                     static_cast<std::size_t>(node.end - node.begin), in_.gradients, in_.hessians,
-                    in_.split.hessians_are_constant, in_.split.stride, node.hist, ordered_g_,
-                    ordered_h_);
+                    in_.split.hessians_are_constant, in_.split.stride, node.hist);
     exec_.allreduce(std::span<double>(node.hist), exec::reduce_op::sum);
   }
 
@@ -163,32 +177,57 @@ class TreeGrower {
     }
   }
 
-  /// Stable in-place partition of the node's rows: left child first.
+  /// Stable in-place partition of the node's rows: left child first. A large node's rows are
+  /// cut into blocks on threads: each block first counts its left rows, then writes its rows
+  /// after those of the blocks before it, so the order is the serial one.
   index_t partition(const Node& node) {
     const SplitInfo& s = node.split;
-    const std::uint8_t* column = in_.X->column(s.feature);
     const int missing = in_.mapper->missing_bin();
+    const std::uint8_t* column = in_.X->column(s.feature);
     std::uint32_t* r = rows_.data() + node.begin;
-    const auto count = static_cast<std::size_t>(node.end - node.begin);
-    buffer_.resize(count);
-    std::size_t n_left = 0, n_right = 0;
-    auto split_by = [&](auto goes_left) {
-      for (std::size_t i = 0; i < count; ++i) {
-        if (goes_left(column[r[i]])) {
-          r[n_left++] = r[i];
-        } else {
-          buffer_[n_right++] = r[i];
-        }
+    const index_t count = node.end - node.begin;
+    goes_left_.resize(static_cast<std::size_t>(count));
+    buffer_.resize(static_cast<std::size_t>(count));
+    constexpr index_t grain = index_t{1} << 15;
+    left_counts_.assign(static_cast<std::size_t>(onelearn::detail::chunk_count(count, grain)), 0);
+    // Branch-free: half the rows go either way, and a mispredicted branch per row would cost
+    // more than the comparisons.
+    auto count_left = [&](auto goes_left, index_t block, index_t begin, index_t end) {
+      index_t n_left = 0;
+      for (index_t i = begin; i < end; ++i) {
+        const index_t left = goes_left(column[r[i]]) ? 1 : 0;
+        goes_left_[static_cast<std::size_t>(i)] = static_cast<char>(left);
+        n_left += left;
       }
+      left_counts_[static_cast<std::size_t>(block)] = n_left;
     };
-    if (s.is_categorical) {
-      // The bitset holds the missing-values bin when missing values go left.
-      split_by([&](int b) { return s.left_bins.has(static_cast<unsigned>(b)); });
-    } else {
-      split_by([&](int b) { return (s.missing_go_to_left && b == missing) || b <= s.bin; });
-    }
-    std::copy(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n_right), r + n_left);
-    return node.begin + static_cast<index_t>(n_left);
+    onelearn::detail::for_each_chunk(count, grain, [&](index_t block, index_t begin, index_t end) {
+      if (s.is_categorical) {
+        // The bitset holds the missing-values bin when missing values go left.
+        count_left([&](int b) { return s.left_bins.has(static_cast<unsigned>(b)); }, block, begin,
+                   end);
+      } else {
+        const int missing_left = s.missing_go_to_left ? 1 : 0;
+        const int bin = s.bin;
+        count_left([=](int b) { return (int{b <= bin} | (missing_left & int{b == missing})) != 0; },
+                   block, begin, end);
+      }
+    });
+    index_t total_left = 0;
+    for (index_t n_left : left_counts_) total_left += n_left;
+    onelearn::detail::for_each_chunk(count, grain, [&](index_t block, index_t begin, index_t end) {
+      index_t left = 0;
+      for (index_t b = 0; b < block; ++b) left += left_counts_[static_cast<std::size_t>(b)];
+      index_t right = total_left + (begin - left);
+      for (index_t i = begin; i < end; ++i) {
+        const index_t goes_left = goes_left_[static_cast<std::size_t>(i)];
+        buffer_[static_cast<std::size_t>(right + goes_left * (left - right))] = r[i];
+        left += goes_left;
+        right += 1 - goes_left;
+      }
+    });
+    std::copy(buffer_.begin(), buffer_.begin() + count, r);
+    return node.begin + total_left;
   }
 
   void split_next() {
@@ -304,7 +343,8 @@ class TreeGrower {
   std::vector<std::size_t> heap_;
   std::size_t n_finalized_ = 0;
   std::vector<std::uint32_t> rows_, buffer_;
-  std::vector<float> ordered_g_, ordered_h_;
+  std::vector<char> goes_left_;       ///< partition: per row of the node, 1 if it goes left
+  std::vector<index_t> left_counts_;  ///< partition: per block, its rows that go left
 };
 
 }  // namespace onelearn::ensemble::detail

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "onelearn/core/detail/no_fma.hpp"
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
 
@@ -77,31 +78,35 @@ struct HistLoss {
                  std::vector<float>& hessian) const {
     const std::size_t n = y.size();
     const bool weighted = !weights.empty();
-    for (std::size_t i = 0; i < n; ++i) {
-      const double w = weighted ? weights[i] : 1.0;
-      if (kind == LossKind::squared_error) {
-        gradient[i] = static_cast<float>(w * (raw[i] - y[i]));
-        if (weighted) hessian[i] = static_cast<float>(w);
-      } else if (kind == LossKind::binomial) {
-        double g = 0;
-        double h = 0;
-        binomial_gradient(y[i], raw[i], g, h);
-        gradient[i] = static_cast<float>(w * g);
-        hessian[i] = static_cast<float>(w * h);
-      } else {
-        const auto k = static_cast<std::size_t>(n_trees);
-        double top = -std::numeric_limits<double>::infinity();
-        for (std::size_t c = 0; c < k; ++c) top = std::max(top, raw[c * n + i]);
-        double total = 0;
-        for (std::size_t c = 0; c < k; ++c) total += std::exp(raw[c * n + i] - top);
-        for (std::size_t c = 0; c < k; ++c) {
-          const double p = std::exp(raw[c * n + i] - top) / total;
-          const double is_class = static_cast<std::size_t>(y[i]) == c ? 1.0 : 0.0;
-          gradient[c * n + i] = static_cast<float>(w * (p - is_class));
-          hessian[c * n + i] = static_cast<float>(w * p * (1 - p));
+    // Row by row, independent: blocks of rows on threads.
+    onelearn::detail::for_each_chunk(static_cast<index_t>(n), 16384,
+                                     [&](index_t, index_t begin, index_t end) {
+      for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
+        const double w = weighted ? weights[i] : 1.0;
+        if (kind == LossKind::squared_error) {
+          gradient[i] = static_cast<float>(w * (raw[i] - y[i]));
+          if (weighted) hessian[i] = static_cast<float>(w);
+        } else if (kind == LossKind::binomial) {
+          double g = 0;
+          double h = 0;
+          binomial_gradient(y[i], raw[i], g, h);
+          gradient[i] = static_cast<float>(w * g);
+          hessian[i] = static_cast<float>(w * h);
+        } else {
+          const auto k = static_cast<std::size_t>(n_trees);
+          double top = -std::numeric_limits<double>::infinity();
+          for (std::size_t c = 0; c < k; ++c) top = std::max(top, raw[c * n + i]);
+          double total = 0;
+          for (std::size_t c = 0; c < k; ++c) total += std::exp(raw[c * n + i] - top);
+          for (std::size_t c = 0; c < k; ++c) {
+            const double p = std::exp(raw[c * n + i] - top) / total;
+            const double is_class = static_cast<std::size_t>(y[i]) == c ? 1.0 : 0.0;
+            gradient[c * n + i] = static_cast<float>(w * (p - is_class));
+            hessian[c * n + i] = static_cast<float>(w * p * (1 - p));
+          }
         }
       }
-    }
+    });
   }
 
   /// [sum of w * loss, sum of w] over the local rows (the caller all-reduces).

@@ -14,9 +14,11 @@
 // split gave it (0 at the root), exactly as scikit-learn computes it. With a constant hessian
 // (squared error, no weights) the hessian sums are the counts.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "onelearn/core/detail/no_fma.hpp"
@@ -61,35 +63,47 @@ struct SplitSettings {
   return -sum_gradient / (sum_hessian + l2 + 1e-15);
 }
 
-/// The histogram of the rows rows[0, count) (local row indices into X's bins).
+/// The histogram of the rows rows[0, count) (local row indices into X's bins). Each row's
+/// gradient and hessian are read once and added to the bins of all its features (row-major
+/// bins, binning.hpp). The features are cut into one block per thread; every bin still adds
+/// its rows in row order, so the histogram is the same on any number of threads.
 inline void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size_t count,
                             const float* gradients, const float* hessians, bool constant_hessian,
-                            index_t stride, Histogram& out, std::vector<float>& ordered_g,
-                            std::vector<float>& ordered_h) {
-  out.assign(static_cast<std::size_t>(X.n_features * stride * 3), 0.0);
-  // Gathered once, so that each feature's pass reads the gradients in order.
-  ordered_g.resize(count);
-  for (std::size_t i = 0; i < count; ++i) ordered_g[i] = gradients[rows[i]];
-  if (!constant_hessian) {
-    ordered_h.resize(count);
-    for (std::size_t i = 0; i < count; ++i) ordered_h[i] = hessians[rows[i]];
-  }
-  onelearn::detail::for_each_chunk(X.n_features, 1, [&](index_t f, index_t, index_t) {
-    const std::uint8_t* column = X.column(f);
-    double* h = out.data() + f * stride * 3;
+                            index_t stride, Histogram& out) {
+  const index_t p = X.n_features;
+  out.assign(static_cast<std::size_t>(p * stride * 3), 0.0);
+  // Small nodes (most of a tree's) stay on one thread: starting threads would cost more.
+  constexpr std::size_t min_parallel_updates = std::size_t{1} << 16;
+  const index_t width = count * static_cast<std::size_t>(p) < min_parallel_updates
+                            ? 1
+                            : onelearn::detail::parallel_width();
+  const index_t block = std::max<index_t>(1, (p + width - 1) / width);
+  constexpr std::size_t prefetch_distance = 32;  // rows ahead
+  auto accumulate = [&](auto constant, index_t first, index_t last) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint32_t r = rows[i];
+      if (i + prefetch_distance < count) {
+        // The rows of a node are scattered: ask for a later row's bins and gradients early.
+        const std::uint32_t later = rows[i + prefetch_distance];
+        __builtin_prefetch(X.row(static_cast<index_t>(later)));
+        __builtin_prefetch(gradients + later);
+        if constexpr (!decltype(constant)::value) __builtin_prefetch(hessians + later);
+      }
+      const std::uint8_t* bins = X.row(static_cast<index_t>(r));
+      const auto g = static_cast<double>(gradients[r]);
+      for (index_t f = first; f < last; ++f) {
+        double* bin = out.data() + (f * stride + bins[f]) * 3;
+        bin[0] += g;
+        if constexpr (!decltype(constant)::value) bin[1] += static_cast<double>(hessians[r]);
+        bin[2] += 1.0;
+      }
+    }
+  };
+  onelearn::detail::for_each_chunk(p, block, [&](index_t, index_t first, index_t last) {
     if (constant_hessian) {
-      for (std::size_t i = 0; i < count; ++i) {
-        double* bin = h + 3 * column[rows[i]];
-        bin[0] += static_cast<double>(ordered_g[i]);
-        bin[2] += 1.0;
-      }
+      accumulate(std::true_type{}, first, last);
     } else {
-      for (std::size_t i = 0; i < count; ++i) {
-        double* bin = h + 3 * column[rows[i]];
-        bin[0] += static_cast<double>(ordered_g[i]);
-        bin[1] += static_cast<double>(ordered_h[i]);
-        bin[2] += 1.0;
-      }
+      accumulate(std::false_type{}, first, last);
     }
   });
 }

@@ -67,13 +67,12 @@ struct HistTree {
     return nodes[at].value;
   }
 
-  /// The leaf value reached by binned row `row` of feature-major bins (column f at f * n).
-  [[nodiscard]] double predict_binned(const std::uint8_t* bins, index_t n, index_t row,
-                                      int missing_bin) const {
+  /// The leaf value reached by a binned row (its bins, feature f at row_bins[f]).
+  [[nodiscard]] double predict_binned(const std::uint8_t* row_bins, int missing_bin) const {
     std::size_t at = 0;
     while (!nodes[at].is_leaf) {
       const HistNode& node = nodes[at];
-      const int b = bins[node.feature * n + row];
+      const int b = row_bins[node.feature];
       const bool left =
           b == missing_bin ? node.missing_go_to_left
           : node.category_split >= 0
