@@ -132,23 +132,55 @@ struct BinMapper {
     const std::size_t n_rows = p == 0 ? 0 : all.size() / static_cast<std::size_t>(p);
     thresholds.assign(static_cast<std::size_t>(p), {});
     n_bins_non_missing.assign(static_cast<std::size_t>(p), 1);
-    // One feature per chunk: the features' sorts run on threads.
-    onelearn::detail::for_each_chunk(p, 1, [&](index_t f, index_t, index_t) {
-      const auto feature = static_cast<std::size_t>(f);
-      if (!is_categorical.empty() && is_categorical[feature] != 0) {
-        thresholds[feature] = categories[feature];
-        n_bins_non_missing[feature] = static_cast<int>(categories[feature].size());
-        return;
-      }
+    // Each rank sorts its share of the numerical features (feature f on rank f % size), one
+    // feature per chunk on threads; then every rank gets every feature's thresholds.
+    const auto ranks = static_cast<index_t>(exec.size());
+    const auto rank = static_cast<index_t>(exec.rank());
+    auto numerical = [&](index_t f) {
+      return is_categorical.empty() || is_categorical[static_cast<std::size_t>(f)] == 0;
+    };
+    const index_t mine_count = p <= rank ? 0 : (p - rank + ranks - 1) / ranks;
+    onelearn::detail::for_each_chunk(mine_count, 1, [&](index_t j, index_t, index_t) {
+      const index_t f = rank + j * ranks;
+      if (!numerical(f)) return;
       std::vector<double> column;
       column.reserve(n_rows);
       for (std::size_t r = 0; r < n_rows; ++r) {
-        const double v = all[r * static_cast<std::size_t>(p) + feature];
+        const double v = all[r * static_cast<std::size_t>(p) + static_cast<std::size_t>(f)];
         if (!std::isnan(v)) column.push_back(v);
       }
-      thresholds[feature] = find_binning_thresholds(std::move(column), max_bins);
-      n_bins_non_missing[feature] = static_cast<int>(thresholds[feature].size()) + 1;
+      thresholds[static_cast<std::size_t>(f)] =
+          find_binning_thresholds(std::move(column), max_bins);
     });
+    if constexpr (Exec::is_distributed) {
+      // Per rank, its features in increasing order, each as [count, thresholds...].
+      std::vector<double> packed;
+      for (index_t f = rank; f < p; f += ranks) {
+        const auto& t = thresholds[static_cast<std::size_t>(f)];
+        packed.push_back(static_cast<double>(t.size()));
+        packed.insert(packed.end(), t.begin(), t.end());
+      }
+      const std::vector<double> every = exec.allgatherv(std::span<const double>(packed));
+      std::size_t at = 0;
+      for (index_t from = 0; from < ranks; ++from) {
+        for (index_t f = from; f < p; f += ranks) {
+          const auto count = static_cast<std::size_t>(every[at++]);
+          const auto first = every.begin() + static_cast<std::ptrdiff_t>(at);
+          thresholds[static_cast<std::size_t>(f)].assign(
+              first, first + static_cast<std::ptrdiff_t>(count));
+          at += count;
+        }
+      }
+    }
+    for (index_t f = 0; f < p; ++f) {
+      const auto feature = static_cast<std::size_t>(f);
+      if (numerical(f)) {
+        n_bins_non_missing[feature] = static_cast<int>(thresholds[feature].size()) + 1;
+      } else {
+        thresholds[feature] = categories[feature];
+        n_bins_non_missing[feature] = static_cast<int>(categories[feature].size());
+      }
+    }
   }
 
   /// The bin of value x of feature f: searchsorted(thresholds, x, side="left"); NaN -> missing.

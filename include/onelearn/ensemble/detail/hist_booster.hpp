@@ -140,14 +140,14 @@ struct Booster {
     const auto n_train = static_cast<std::size_t>(train.X.n_rows);
     std::vector<float> gradient(k * n_train, 0.0F), hessian(k * n_train, 1.0F);
     if (s.early_stopping) record_scores(exec, s, train, valid, use_validation);
+    TreeGrower<Exec> grower(exec, input, grower_settings);
     for (std::int64_t iteration = 0; iteration < s.max_iter; ++iteration) {
       s.loss.gradients(train.y, train.raw, train.weights, gradient, hessian);
       trees.emplace_back();
       for (std::size_t c = 0; c < k; ++c) {
-        input.gradients = gradient.data() + c * n_train;
-        input.hessians = hessian.data() + c * n_train;
-        TreeGrower<Exec> grower(exec, input, grower_settings);
-        trees.back().push_back(grower.grow(train.raw.data() + c * n_train));
+        trees.back().push_back(grower.grow(gradient.data() + c * n_train,
+                                           hessian.data() + c * n_train,
+                                           train.raw.data() + c * n_train));
         if (use_validation) {
           const auto n_valid = valid.X.n_rows;
           for (index_t i = 0; i < n_valid; ++i) {

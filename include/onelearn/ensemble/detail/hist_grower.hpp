@@ -35,8 +35,8 @@ struct GrowerSettings {
   double shrinkage = 0.1;            ///< the learning rate, applied to the leaf values
 };
 
-/// What a tree's growth needs from the boosting loop: the binned training rows, this
-/// iteration's gradients and hessians of one tree, and reusable buffers.
+/// What a tree's growth needs from the boosting loop: the binned training rows and the split
+/// settings; grow() sets the gradients and hessians of the tree it grows.
 struct GrowerInput {
   const BinnedMatrix* X = nullptr;
   const BinMapper* mapper = nullptr;
@@ -52,9 +52,12 @@ class TreeGrower {
   TreeGrower(const Exec& exec, const GrowerInput& in, const GrowerSettings& settings)
       : exec_(exec), in_(in), settings_(settings) {}
 
-  /// Grows the tree and adds its leaf values to raw (this tree's column of raw predictions of
-  /// the local training rows).
-  HistTree grow(double* raw) {
+  /// Grows the tree of these gradients and hessians (per local training row) and adds its
+  /// leaf values to raw (this tree's column of raw predictions of the local training rows).
+  /// One grower grows every tree of a fit, reusing its buffers.
+  HistTree grow(const float* gradients, const float* hessians, double* raw) {
+    in_.gradients = gradients;
+    in_.hessians = hessians;
     const index_t n_local = in_.X->n_rows;
     rows_.resize(static_cast<std::size_t>(n_local));
     for (index_t i = 0; i < n_local; ++i) rows_[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
@@ -154,6 +157,7 @@ class TreeGrower {
 
   void build(std::size_t at) {
     Node& node = nodes_[at];
+    node.hist = spare_histogram();
     build_histogram(*in_.X, rows_.data() + node.begin,
                     static_cast<std::size_t>(node.end - node.begin), in_.gradients, in_.hessians,
                     in_.split.hessians_are_constant, in_.split.stride, node.hist);
@@ -162,8 +166,21 @@ class TreeGrower {
 
   void finalize(std::size_t at) {
     nodes_[at].is_leaf = true;
-    nodes_[at].hist = Histogram{};
+    release(nodes_[at].hist);
     ++n_finalized_;
+  }
+
+  // Histograms are recycled: a fresh one (172 KB for 28 features) would be a fresh mapping of
+  // zeroed pages from the system, for every node of every tree.
+  Histogram spare_histogram() {
+    if (spare_.empty()) return {};
+    Histogram out = std::move(spare_.back());
+    spare_.pop_back();
+    return out;
+  }
+  void release(Histogram& hist) {
+    if (hist.capacity() > 0) spare_.push_back(std::move(hist));
+    hist = Histogram{};
   }
 
   void find_split_and_push(std::size_t at) {
@@ -188,7 +205,7 @@ class TreeGrower {
     const index_t count = node.end - node.begin;
     goes_left_.resize(static_cast<std::size_t>(count));
     buffer_.resize(static_cast<std::size_t>(count));
-    constexpr index_t grain = index_t{1} << 15;
+    constexpr index_t grain = index_t{1} << 13;
     left_counts_.assign(static_cast<std::size_t>(onelearn::detail::chunk_count(count, grain)), 0);
     // Branch-free: half the rows go either way, and a mispredicted branch per row would cost
     // more than the comparisons.
@@ -261,13 +278,13 @@ class TreeGrower {
         finalize(heap_.back());
         heap_.pop_back();
       }
-      parent.hist = Histogram{};
+      release(parent.hist);
       return;
     }
     if (settings_.max_depth > 0 && depth == settings_.max_depth) {
       finalize(l);
       finalize(r);
-      parent.hist = Histogram{};
+      release(parent.hist);
       return;
     }
     const double min_split = 2 * in_.split.min_samples_leaf;
@@ -280,14 +297,15 @@ class TreeGrower {
       const std::size_t small = left_smaller ? l : r;
       const std::size_t large = left_smaller ? r : l;
       build(small);
-      nodes_[large].hist = subtract_histogram(nodes_[at].hist, nodes_[small].hist);
+      nodes_[large].hist = spare_histogram();
+      subtract_histogram(nodes_[at].hist, nodes_[small].hist, nodes_[large].hist);
       if (split_left) find_split_and_push(l);
       if (split_right) find_split_and_push(r);
       for (std::size_t child : {l, r}) {
-        if (nodes_[child].is_leaf) nodes_[child].hist = Histogram{};
+        if (nodes_[child].is_leaf) release(nodes_[child].hist);
       }
     }
-    nodes_[at].hist = Histogram{};
+    release(nodes_[at].hist);
   }
 
   // Python's heapq (heappush, heappop with _siftdown/_siftup), "smaller" = larger gain.
@@ -342,6 +360,7 @@ class TreeGrower {
   std::vector<Node> nodes_;
   std::vector<std::size_t> heap_;
   std::size_t n_finalized_ = 0;
+  std::vector<Histogram> spare_;  ///< released histograms, for reuse
   std::vector<std::uint32_t> rows_, buffer_;
   std::vector<char> goes_left_;       ///< partition: per row of the node, 1 if it goes left
   std::vector<index_t> left_counts_;  ///< partition: per block, its rows that go left

@@ -73,7 +73,7 @@ inline void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, st
   const index_t p = X.n_features;
   out.assign(static_cast<std::size_t>(p * stride * 3), 0.0);
   // Small nodes (most of a tree's) stay on one thread: starting threads would cost more.
-  constexpr std::size_t min_parallel_updates = std::size_t{1} << 16;
+  constexpr std::size_t min_parallel_updates = std::size_t{1} << 14;
   const index_t width = count * static_cast<std::size_t>(p) < min_parallel_updates
                             ? 1
                             : onelearn::detail::parallel_width();
@@ -108,10 +108,9 @@ inline void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, st
   });
 }
 
-inline Histogram subtract_histogram(const Histogram& parent, const Histogram& child) {
-  Histogram out(parent.size());
+inline void subtract_histogram(const Histogram& parent, const Histogram& child, Histogram& out) {
+  out.resize(parent.size());
   for (std::size_t i = 0; i < parent.size(); ++i) out[i] = parent[i] - child[i];
-  return out;
 }
 
 namespace split_detail {
