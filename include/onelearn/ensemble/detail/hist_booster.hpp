@@ -187,18 +187,38 @@ struct Booster {
     return out;
   }
 
-  /// Raw predictions, n x n_trees: the baseline plus every tree's leaf value.
+  /// Raw predictions, n x n_trees: the baseline plus every tree's leaf value, added in tree
+  /// order. Walking a tree is a chain of dependent loads (a node, then the row's value of its
+  /// feature), so `lanes` rows walk each tree together and their loads overlap.
   template <class T>
   [[nodiscard]] Matrix<double> raw_predict(const MatrixRef<T>& X) const {
     const auto k = static_cast<index_t>(baseline.size());
     Matrix<double> out(X.rows(), k);
+    constexpr index_t lanes = 8;
     onelearn::detail::for_each_chunk(X.rows(), 256, [&](index_t, index_t begin, index_t end) {
-      for (index_t i = begin; i < end; ++i) {
-        const auto row = X.row(i);
+      for (index_t first = begin; first < end; first += lanes) {
+        const auto n = static_cast<std::size_t>(std::min(lanes, end - first));
         for (index_t c = 0; c < k; ++c) {
-          double v = baseline[static_cast<std::size_t>(c)];
-          for (const auto& iteration : trees) v += iteration[static_cast<std::size_t>(c)].predict(row);
-          out(i, c) = v;
+          std::array<double, lanes> sum{};
+          sum.fill(baseline[static_cast<std::size_t>(c)]);
+          for (const auto& iteration : trees) {
+            const HistTree& tree = iteration[static_cast<std::size_t>(c)];
+            std::array<std::int32_t, lanes> at{};
+            for (bool walking = true; walking;) {
+              walking = false;
+              for (std::size_t l = 0; l < n; ++l) {
+                const HistNode& node = tree.nodes[static_cast<std::size_t>(at[l])];
+                if (node.is_leaf) continue;
+                const auto row = first + static_cast<index_t>(l);
+                at[l] = tree.child(node, static_cast<double>(X(row, node.feature)));
+                walking = true;
+              }
+            }
+            for (std::size_t l = 0; l < n; ++l) {
+              sum[l] += tree.nodes[static_cast<std::size_t>(at[l])].value;
+            }
+          }
+          for (std::size_t l = 0; l < n; ++l) out(first + static_cast<index_t>(l), c) = sum[l];
         }
       }
     });

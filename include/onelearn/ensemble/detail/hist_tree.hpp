@@ -54,15 +54,19 @@ struct HistTree {
     return split.left_categories.has(static_cast<unsigned>(c));
   }
 
+  /// The child of split node `node` that raw value v (NaN: missing) goes to.
+  [[nodiscard]] std::int32_t child(const HistNode& node, double v) const {
+    const bool left = std::isnan(v) ? node.missing_go_to_left : goes_left(node, v);
+    return left ? node.left : node.right;
+  }
+
   /// The leaf value reached by row x (raw feature values, NaN as missing).
   template <class Row>
   [[nodiscard]] double predict(const Row& x) const {
     std::size_t at = 0;
     while (!nodes[at].is_leaf) {
       const HistNode& node = nodes[at];
-      const double v = static_cast<double>(x(node.feature));
-      const bool left = std::isnan(v) ? node.missing_go_to_left : goes_left(node, v);
-      at = static_cast<std::size_t>(left ? node.left : node.right);
+      at = static_cast<std::size_t>(child(node, static_cast<double>(x(node.feature))));
     }
     return nodes[at].value;
   }
