@@ -463,6 +463,10 @@ def save(fig, out):
     os.close(fd)
     try:
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+        # mkstemp makes the file private (0600); a picture gets the mode of any new file.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, out)
     except OSError as e:
         raise PlotError(f"cannot write '{out}': {e.strerror}")
