@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -278,6 +279,63 @@ const std::vector<ExportCase>& all_cases() {
       transformer("min_max_scaler_clip", clip);
     }
     transformer("max_abs_scaler", preprocessing::MaxAbsScaler<double>().fit(iris.X_train));
+    transformer("normalizer_l2", preprocessing::Normalizer<double>().fit(iris.X_train));
+    transformer("normalizer_l1", preprocessing::Normalizer<double>({.norm = "l1"}).fit(iris.X_train));
+    {
+      // max |x| needs negative values (centred rows); a row of zeros is divided by 1.
+      const Matrix<double> mean = iris.X_train.colwise().mean();
+      Matrix<float> xf = (iris.X_test.rowwise() - mean.row(0)).cast<float>();
+      xf.row(0).setZero();
+      preprocessing::Normalizer<double> max_norm({.norm = "max"});
+      max_norm.fit(iris.X_train);
+      out.push_back(make_case("normalizer_max", max_norm, xf,
+                              {{"variable", as_double(max_norm.transform(xf.cast<double>()))}}));
+    }
+    transformer("polynomial_features", preprocessing::PolynomialFeatures<double>().fit(iris.X_train));
+    transformer("polynomial_features_interactions",
+                preprocessing::PolynomialFeatures<double>(
+                    {.degree = 3, .interaction_only = true, .include_bias = false})
+                    .fit(iris.X_train));
+    transformer("polynomial_features_degree_0",
+                preprocessing::PolynomialFeatures<double>({.degree = 0}).fit(iris.X_train));
+    {
+      // NaN in training and test rows, and a fifth column missing in every training row:
+      // dropped, or kept and filled with 0 (keep_empty_features).
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      Matrix<double> train(iris.X_train.rows(), 5);
+      train.leftCols(4) = iris.X_train;
+      train.col(4).setConstant(nan);
+      for (index_t i = 0; i < train.rows(); i += 7) train(i, i % 4) = nan;
+      Matrix<float> xf(iris.X_test.rows(), 5);
+      xf.leftCols(4) = iris.X_test.cast<float>();
+      xf.col(4) = iris.X_test.col(0).cast<float>();
+      for (index_t i = 0; i < xf.rows(); i += 3) xf(i, (i / 3) % 5) = static_cast<float>(nan);
+      const Matrix<double> x = xf.cast<double>();
+      for (const preprocessing::SimpleImputerParams& params :
+           {preprocessing::SimpleImputerParams{.strategy = "mean"},
+            preprocessing::SimpleImputerParams{.strategy = "median"},
+            preprocessing::SimpleImputerParams{.strategy = "most_frequent"},
+            preprocessing::SimpleImputerParams{.strategy = "mean", .keep_empty_features = true},
+            preprocessing::SimpleImputerParams{.strategy = "constant", .fill_value = -2.5}}) {
+        preprocessing::SimpleImputer<double> imputer(params);
+        imputer.fit(train);
+        out.push_back(make_case("simple_imputer_" + params.strategy +
+                                    (params.keep_empty_features ? "_keep_empty" : ""),
+                                imputer, xf, {{"variable", as_double(imputer.transform(x))}}));
+      }
+    }
+    {
+      // In a pipeline: imputed, then scaled and regressed.
+      Matrix<double> train = diabetes.X_train;
+      for (index_t i = 0; i < train.rows(); i += 5) {
+        train(i, i % train.cols()) = std::numeric_limits<double>::quiet_NaN();
+      }
+      auto pipe = pipeline::make_pipeline(preprocessing::SimpleImputer<double>(),
+                                          preprocessing::PolynomialFeatures<double>(),
+                                          linear_model::Ridge<double>({.alpha = 0.1}));
+      pipe.fit(train, diabetes.y_train);
+      regression("pipeline_imputer_polynomial_ridge", pipe);
+    }
     transformer("pca", decomposition::PCA<double>({.n_components = 3}).fit(iris.X_train));
     transformer("pca_whiten",
                 decomposition::PCA<double>({.n_components = 2, .whiten = true}).fit(iris.X_train));
@@ -351,7 +409,7 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  CHECK(cases.size() == 33);
+  CHECK(cases.size() == 45);
   Largest largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);

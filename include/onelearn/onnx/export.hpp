@@ -26,10 +26,11 @@
  * The families, one header each under onnx/export/ (include just one to compile less):
  * - `linear.hpp`: LinearRegression, Ridge, Lasso, ElasticNet, SGDRegressor (LinearRegressor);
  *   LogisticRegression, SGDClassifier (LinearClassifier);
- * - `preprocessing.hpp`: StandardScaler, MinMaxScaler, MaxAbsScaler (Scaler);
+ * - `preprocessing.hpp`: StandardScaler, MinMaxScaler, MaxAbsScaler (Scaler); Normalizer,
+ *   SimpleImputer, PolynomialFeatures (plain ONNX operators);
  * - `decomposition.hpp`: PCA (Sub, MatMul, Div);
  * - `cluster.hpp`: KMeans (label, scores);
- * - `naive_bayes.hpp`: GaussianNB;
+ * - `naive_bayes.hpp`: GaussianNB, MultinomialNB;
  * - `trees.hpp`: `DecisionTree*`, `RandomForest*`, `ExtraTrees*` (TreeEnsembleClassifier,
  *   TreeEnsembleRegressor);
  * - `boosting.hpp`: `HistGradientBoosting*` (TreeEnsembleClassifier, TreeEnsembleRegressor);
