@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "onelearn/core/detail/no_fma.hpp"
@@ -94,10 +95,7 @@ struct HistLoss {
           hessian[i] = static_cast<float>(w * h);
         } else {
           const auto k = static_cast<std::size_t>(n_trees);
-          double top = -std::numeric_limits<double>::infinity();
-          for (std::size_t c = 0; c < k; ++c) top = std::max(top, raw[c * n + i]);
-          double total = 0;
-          for (std::size_t c = 0; c < k; ++c) total += std::exp(raw[c * n + i] - top);
+          const auto [top, total] = softmax_terms(raw, n, i);
           for (std::size_t c = 0; c < k; ++c) {
             const double p = std::exp(raw[c * n + i] - top) / total;
             const double is_class = static_cast<std::size_t>(y[i]) == c ? 1.0 : 0.0;
@@ -123,17 +121,25 @@ struct HistLoss {
       } else if (kind == LossKind::binomial) {
         loss = log1p_exp(raw[i]) - y[i] * raw[i];
       } else {
-        const auto k = static_cast<std::size_t>(n_trees);
-        double top = -std::numeric_limits<double>::infinity();
-        for (std::size_t c = 0; c < k; ++c) top = std::max(top, raw[c * n + i]);
-        double total = 0;
-        for (std::size_t c = 0; c < k; ++c) total += std::exp(raw[c * n + i] - top);
+        const auto [top, total] = softmax_terms(raw, n, i);
         loss = top + std::log(total) - raw[static_cast<std::size_t>(y[i]) * n + i];
       }
       out[0] += w * loss;
       out[1] += w;
     }
     return out;
+  }
+
+  /// Row i's largest raw prediction over the trees (raw column-major, n rows) and the sum of
+  /// exp(raw - largest): the pieces of a softmax that cannot overflow.
+  [[nodiscard]] std::pair<double, double> softmax_terms(const std::vector<double>& raw,
+                                                        std::size_t n, std::size_t i) const {
+    const auto k = static_cast<std::size_t>(n_trees);
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < k; ++c) top = std::max(top, raw[c * n + i]);
+    double total = 0;
+    for (std::size_t c = 0; c < k; ++c) total += std::exp(raw[c * n + i] - top);
+    return {top, total};
   }
 
   /// log(1 + e^x) without overflow (the branches of scikit-learn's closs_half_binomial).
