@@ -336,6 +336,25 @@ const std::vector<ExportCase>& all_cases() {
       pipe.fit(train, diabetes.y_train);
       regression("pipeline_imputer_polynomial_ridge", pipe);
     }
+    {
+      // Codes: the measurements in whole centimetres. The test rows hold codes fit did not see
+      // (a block of zeros, as handle_unknown = "ignore" gives); "error" is checked on the
+      // training rows, where transform raises nothing.
+      const Matrix<double> codes = iris.X_train.array().floor().matrix();
+      const Matrix<float> test_codes = iris.X_test.array().floor().matrix().cast<float>();
+      preprocessing::OneHotEncoder<double> ignore({.handle_unknown = "ignore"});
+      ignore.fit(codes.topRows(40));
+      out.push_back(make_case("one_hot_encoder_ignore", ignore, test_codes,
+                              {{"variable", as_double(ignore.transform(test_codes.cast<double>()))}}));
+      preprocessing::OneHotEncoder<double> strict;
+      strict.fit(codes);
+      out.push_back(make_case("one_hot_encoder", strict, codes.cast<float>(),
+                              {{"variable", as_double(strict.transform(codes))}}));
+      auto pipe = pipeline::make_pipeline(preprocessing::OneHotEncoder<double>({.handle_unknown = "ignore"}),
+                                          linear_model::LogisticRegression<double>());
+      pipe.fit(codes, iris.y_train);
+      classifier("pipeline_one_hot_logistic", pipe, test_codes, test_codes.cast<double>());
+    }
     transformer("pca", decomposition::PCA<double>({.n_components = 3}).fit(iris.X_train));
     transformer("pca_whiten",
                 decomposition::PCA<double>({.n_components = 2, .whiten = true}).fit(iris.X_train));
@@ -409,7 +428,7 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  CHECK(cases.size() == 45);
+  CHECK(cases.size() == 48);
   Largest largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);
@@ -532,6 +551,16 @@ TEST_CASE("ONNX export errors: not fitted, not exportable, unwritable path") {
   linear_model::SGDClassifier<double> huber({.loss = "modified_huber"});
   huber.fit(iris.X_train, iris.y_train);
   CHECK_THROWS_WITH_AS(ox::to_proto(huber), doctest::Contains("modified_huber"), invalid_argument);
+
+  // Two categories that are one float32 value: the graph could not tell them apart.
+  Matrix<double> close(3, 1);
+  close << 1.0, 1.0 + 1e-12, 2.0;
+  preprocessing::OneHotEncoder<double> encoder;
+  encoder.fit(close);
+  CHECK_THROWS_WITH_AS(ox::to_proto(encoder), doctest::Contains("one float32 value"),
+                       invalid_argument);
+  // Text columns have no float32 input to read: not Exportable.
+  static_assert(!ox::Exportable<preprocessing::OneHotEncoder<std::string>>);
 
   linear_model::Ridge<double> ridge;
   ridge.fit(diabetes.X_train, diabetes.y_train);

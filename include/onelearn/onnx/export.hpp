@@ -27,7 +27,7 @@
  * - `linear.hpp`: LinearRegression, Ridge, Lasso, ElasticNet, SGDRegressor (LinearRegressor);
  *   LogisticRegression, SGDClassifier (LinearClassifier);
  * - `preprocessing.hpp`: StandardScaler, MinMaxScaler, MaxAbsScaler (Scaler); Normalizer,
- *   SimpleImputer, PolynomialFeatures (plain ONNX operators);
+ *   SimpleImputer, PolynomialFeatures, OneHotEncoder of numeric codes (plain ONNX operators);
  * - `decomposition.hpp`: PCA (Sub, MatMul, Div);
  * - `cluster.hpp`: KMeans (label, scores);
  * - `naive_bayes.hpp`: GaussianNB, MultinomialNB;

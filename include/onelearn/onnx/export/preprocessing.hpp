@@ -1,7 +1,8 @@
 #pragma once
 /**
  * \file
- * \brief ONNX export of the scalers, Normalizer, SimpleImputer and PolynomialFeatures.
+ * \brief ONNX export of the scalers, Normalizer, SimpleImputer, PolynomialFeatures and
+ * OneHotEncoder.
  * \ingroup onnx
  *
  * \code
@@ -29,10 +30,17 @@
  * - PolynomialFeatures: a ones column is appended to x (Shape, Gather, Concat, Expand); output
  *   column k multiplies `degree` Gathers of that matrix, its features padded with the ones
  *   column (Mul), so that every column is one product of the same number of factors.
+ * - OneHotEncoder (numeric codes): per feature, its column (Gather) compared with its
+ *   categories (Equal, broadcast to N x categories), cast to float, the blocks concatenated. A
+ *   value that is no category gives a block of zeros, handle_unknown = "ignore"'s output: ONNX
+ *   cannot raise the error of "error", so the exported encoder ignores unknown values. The
+ *   comparison is in float32, so two categories of a feature that round to the same float32
+ *   are refused (invalid_argument). The text encoder (T = std::string) is not exportable.
  */
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -48,6 +56,7 @@
 #include "onelearn/preprocessing/max_abs_scaler.hpp"
 #include "onelearn/preprocessing/min_max_scaler.hpp"
 #include "onelearn/preprocessing/normalizer.hpp"
+#include "onelearn/preprocessing/one_hot_encoder.hpp"
 #include "onelearn/preprocessing/polynomial_features.hpp"
 #include "onelearn/preprocessing/simple_imputer.hpp"
 
@@ -220,6 +229,40 @@ Exported export_model(GraphBuilder& b, const preprocessing::PolynomialFeatures<T
     y = position == 0 ? factor : b.apply("Mul", {y, factor}, "products");
   }
   return {{"variable", y, ::onnx::TensorProto::FLOAT, {-1, n_out}}};
+}
+
+template <std::floating_point T, class E>
+Exported export_model(GraphBuilder& b, const preprocessing::OneHotEncoder<T, E>& m,
+                      const std::string& x) {
+  const auto& categories = m.categories();
+  std::vector<std::string> blocks;
+  for (std::size_t j = 0; j < categories.size(); ++j) {
+    const Vector<T>& c = categories[j];
+    std::vector<float> values;
+    for (index_t k = 0; k < c.size(); ++k) {
+      values.push_back(static_cast<float>(c(k)));
+      if (k > 0 && values[static_cast<std::size_t>(k)] == values[static_cast<std::size_t>(k - 1)]) {
+        throw invalid_argument("onnx::to_proto: OneHotEncoder's categories " +
+                               std::to_string(static_cast<double>(c(k - 1))) + " and " +
+                               std::to_string(static_cast<double>(c(k))) + " of feature " +
+                               std::to_string(j) + " are one float32 value; the exported graph " +
+                               "compares float32 inputs and could not tell them apart");
+      }
+    }
+    const auto count = static_cast<std::int64_t>(values.size());
+    const std::string feature = b.constant_int64("feature", {1}, {static_cast<std::int64_t>(j)});
+    const std::string column = detail::apply_on_axis(b, "Gather", {x, feature}, "column", 1);
+    const std::string is_category =
+        b.apply("Equal", {column, b.constant("categories", {1, count}, values)}, "is_category");
+    const std::string block = b.fresh("indicators");
+    set_attribute(b.node("Cast", {is_category}, {block}), "to",
+                  std::int64_t{::onnx::TensorProto::FLOAT});
+    blocks.push_back(block);
+  }
+  const std::string y =
+      blocks.size() == 1 ? blocks[0] : detail::apply_on_axis(b, "Concat", blocks, "variable", 1);
+  return {{"variable", y, ::onnx::TensorProto::FLOAT,
+           {-1, static_cast<std::int64_t>(m.n_output_features())}}};
 }
 
 }  // namespace onelearn::onnx
