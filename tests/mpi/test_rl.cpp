@@ -14,11 +14,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <random>
+#include <span>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "onelearn/exec/mpi.hpp"
+#include "onelearn/nn/checkpoint.hpp"
 #include "onelearn/rl/agents/a2c.hpp"
 #include "onelearn/rl/agents/dqn.hpp"
 #include "onelearn/rl/agents/ppo.hpp"
@@ -67,6 +73,86 @@ double history_error(const onelearn::nn::History& a, const onelearn::nn::History
     }
   }
   return worst;
+}
+
+/// Asks the agent to stop after `iterations` iterations (on one rank: learn stops them all).
+struct StopAfter {
+  int iterations;
+  int rank_that_asks;
+  template <class Agent, class Logs>
+  void on_epoch_end(Agent& agent, int iteration, const Logs& /*logs*/) const {
+    if (iteration + 1 >= iterations && agent.execution_policy().rank() == rank_that_asks) agent.stop_training();
+  }
+};
+
+/// A directory every rank sees (rank 0's random name), removed by rank 0 at the end.
+class SharedDir {
+ public:
+  explicit SharedDir(const onelearn::exec::mpi& world) : world_(world) {
+    std::vector<std::int64_t> tag{static_cast<std::int64_t>(std::random_device{}())};
+    world.broadcast(std::span<std::int64_t>(tag), 0);
+    path_ = std::filesystem::temp_directory_path() /
+            ("onelearn_rl_np" + std::to_string(world.size()) + "_" + std::to_string(tag[0]));
+    if (world.rank() == 0) std::filesystem::create_directories(path_);
+    world.barrier();
+  }
+  SharedDir(const SharedDir&) = delete;
+  SharedDir& operator=(const SharedDir&) = delete;
+  ~SharedDir() {
+    world_.barrier();
+    std::error_code ignored;
+    if (world_.rank() == 0) std::filesystem::remove_all(path_, ignored);
+  }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  const onelearn::exec::mpi& world_;
+  std::filesystem::path path_;
+};
+
+template <class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// A run interrupted after `stop_at` iterations (nn::ModelCheckpoint on rank 0 writing every
+/// iteration, the stop asked on the last rank), loaded into a fresh agent and finished, against
+/// the same run never interrupted: the same bits (the same ranks sum the same gradients in the
+/// same order), the same History. Then a direct, collective save_checkpoint of the finished
+/// agent loads back into another fresh agent.
+template <class Make>
+void check_resume(const onelearn::exec::mpi& world, const SharedDir& dir, const std::string& name,
+                  std::int64_t total, int stop_at, Make make) {
+  auto whole = make();
+  whole.learn(total);
+
+  const auto file = dir / (name + ".olrl");
+  {
+    auto first = make();
+    first.learn(total, onelearn::nn::ModelCheckpoint(file), StopAfter{stop_at, world.size() - 1});
+    CHECK(first.iterations_done() == stop_at);
+  }
+  auto resumed = make();
+  resumed.load_checkpoint(file);
+  CHECK(resumed.iterations_done() == stop_at);
+  resumed.learn(total);
+  INFO(name << ", rank " << world.rank() << " of " << world.size());
+  CHECK(resumed.steps_done() == whole.steps_done());
+  CHECK(resumed.get_weights() == whole.get_weights());
+  CHECK(resumed.history() == whole.history());
+  CHECK(resumed.episodes_finished() == whole.episodes_finished());
+
+  const auto direct = dir / (name + "_direct.olrl");
+  resumed.save_checkpoint(direct);  // collective: every rank calls it
+  auto loaded = make();
+  loaded.load_checkpoint(direct);
+  CHECK(loaded.get_weights() == whole.get_weights());
+  CHECK(loaded.steps_done() == whole.steps_done());
 }
 
 }  // namespace
@@ -194,4 +280,52 @@ TEST_CASE("distributed A2C equals one process; bad parameters fail on every rank
     CHECK(message.find(everywhere ? "gamma must be in [0, 1]; got 1.5" : "A2C.A2C: ranks disagree on gamma") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("distributed checkpoints resume learn() to the same bits (PPO, DQN); bad resumes fail on every rank") {
+  const onelearn::exec::mpi world(MPI_COMM_WORLD);
+  const auto [n, first] = my_copies(world);
+  const SharedDir dir(world);
+  using PPO = rl::PPO<rl::CartPoleVectorEnv<double>, onelearn::exec::mpi>;
+  using DQN = rl::DQN<rl::CartPoleVectorEnv<double>, onelearn::exec::mpi>;
+  const rl::PPOParams p{.n_steps = 10, .batch_size = 20, .n_epochs = 2, .learning_rate = 3e-3,
+                        .learning_rate_schedule = "linear", .hidden_units = 16, .seed = 4};
+  // The DQN buffer (50 rows, not a multiple of the 6 copies) has wrapped by the interruption,
+  // and its rows are spread over the ranks' sections.
+  const rl::DQNParams d{.buffer_size = 50, .learning_starts = 30, .batch_size = 16, .learning_rate = 1e-3,
+                        .train_freq = 2, .gradient_steps = 2, .target_update_interval = 24,
+                        .exploration_fraction = 0.5, .hidden_units = 16, .seed = 2};
+  const auto make_ppo = [&, n = n, first = first] { return PPO(rl::CartPoleVectorEnv<double>(n, {}, first), p, world); };
+  const auto make_dqn = [&, n = n, first = first] { return DQN(rl::CartPoleVectorEnv<double>(n, {}, first), d, world); };
+  check_resume(world, dir, "ppo", global_copies * 10 * 8, 3, make_ppo);
+  check_resume(world, dir, "dqn", global_copies * 2 * 30, 11, make_dqn);
+
+  // The file read on rank 0 alone reaches every rank: a missing one is an io_error everywhere.
+  auto fresh = make_ppo();
+  CHECK(message_of([&] { fresh.load_checkpoint(dir / "missing.olrl"); }).find("on rank 0: load_checkpoint") !=
+        std::string::npos);
+  CHECK_THROWS_AS(fresh.load_checkpoint(dir / "missing.olrl"), onelearn::io_error);
+
+  // One process with every copy cannot take a file whose copies are split over the ranks (its
+  // environments would lack the other ranks' state); the agent is left as it was.
+  rl::PPO<rl::CartPoleVectorEnv<double>> single(rl::CartPoleVectorEnv<double>(global_copies), p);
+  const auto before = single.get_weights();
+  const std::string split = message_of([&] { single.load_checkpoint(dir / "ppo.olrl"); });
+  CAPTURE(split);
+  CHECK(split.find("expected the copies split over 1 rank(s) as [0, 6) (this run's), found " +
+                   std::to_string(world.size()) + " as [0, ") != std::string::npos);
+  CHECK(single.get_weights() == before);
+  CHECK(single.steps_done() == 0);
+
+  // And the other way: a one-process checkpoint is refused on every rank, by the same rule.
+  const auto local_file = dir / ("local" + std::to_string(world.rank()) + ".olrl");
+  single.learn(global_copies * 10);
+  single.save_checkpoint(local_file);
+  world.barrier();
+  const auto rank0_file = dir / "local0.olrl";
+  auto distributed = make_ppo();
+  const std::string refused = message_of([&] { distributed.load_checkpoint(rank0_file); });
+  CAPTURE(refused);
+  CHECK(refused.find("found 1 as [0, 6) (the checkpoint's)") != std::string::npos);
+  CHECK(distributed.steps_done() == 0);
 }

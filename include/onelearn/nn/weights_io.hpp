@@ -124,6 +124,11 @@ class ByteWriter {
     }
   }
   void raw(std::string_view bytes) { out_.append(bytes); }
+  /// A 64-bit length, then the bytes (ByteReader::blob).
+  void blob(std::string_view bytes) {
+    u64(bytes.size());
+    raw(bytes);
+  }
   [[nodiscard]] std::string& bytes() noexcept { return out_; }
 
  private:
@@ -152,6 +157,12 @@ class ByteReader {
   std::string str() {
     const std::uint32_t n = u32();
     return in_.read_bytes(n, at("a string"));
+  }
+  /// ByteWriter::blob's bytes (a 64-bit length, then the bytes).
+  std::string blob() {
+    const std::uint64_t n = u64();
+    expect(n, 1);
+    return in_.read_bytes(static_cast<std::size_t>(n), at("a block of bytes"));
   }
   Shape shape() {
     const std::uint32_t rank = u32();

@@ -200,16 +200,20 @@ class DQN : public detail::AgentBase<DQN<Envs, Exec>, Envs, Exec, DQNParams> {
   }
   template <class Visitor>
   void visit_extra(Visitor& v) {
+    v.i64(buffer_.position);
+    v.i64(buffer_.full);
+    v.i64(calls_);
+    v.i64(updates_);
+  }
+  /// Per rank: a distributed agent's buffer holds the rows its own copies wrote.
+  template <class Visitor>
+  void visit_rank_extra(Visitor& v) {
     v.values(std::span<T>(buffer_.observations.data(), static_cast<std::size_t>(buffer_.observations.size())));
     v.values(std::span<T>(buffer_.next_observations.data(), static_cast<std::size_t>(buffer_.next_observations.size())));
     v.values(std::span<std::int64_t>(buffer_.actions.data(), static_cast<std::size_t>(buffer_.actions.size())));
     v.values(std::span<T>(buffer_.rewards.data(), static_cast<std::size_t>(buffer_.rewards.size())));
     v.values(std::span<T>(buffer_.terminated.data(), static_cast<std::size_t>(buffer_.terminated.size())));
     v.values(std::span<std::int64_t>(buffer_.copy_of.data(), static_cast<std::size_t>(buffer_.copy_of.size())));
-    v.i64(buffer_.position);
-    v.i64(buffer_.full);
-    v.i64(calls_);
-    v.i64(updates_);
   }
 
   /// One iteration of learn(): train_freq steps of every copy, then the gradient steps.

@@ -67,7 +67,10 @@
  * \par Distributed (Exec = exec::mpi)
  * Construct each rank's environments with first_copy = the number of copies of the ranks
  * before it; every rank then steps its own copies and takes the step one process stepping all
- * copies would (rl/agents/detail/on_policy.hpp).
+ * copies would (rl/agents/detail/on_policy.hpp). Checkpoints hold every rank's copies: one
+ * written by nn::ModelCheckpoint (or a save_checkpoint called on every rank) resumes, with a
+ * load_checkpoint called on every rank, on as many ranks with the same copies each, to the
+ * bits of the uninterrupted run (tests/mpi/test_rl.cpp).
  *
  * Errors: onelearn::invalid_argument, naming the parameter, its value and the rule, at
  * construction: gamma or gae_lambda outside [0, 1], clip_range <= 0, n_steps, n_epochs or

@@ -14,7 +14,7 @@
 //
 // The agent provides: begin_learn(total_steps), iterate(logs), steps_done(), iterations_done(),
 // steps_per_iteration(), stop_requested(), record_history(iteration, logs), verbose(),
-// execution_policy().
+// execution_policy(), with_gathered_state(hooks).
 
 #include <cstdint>
 #include <iostream>
@@ -26,6 +26,10 @@
 #include "onelearn/nn/callbacks.hpp"
 #include "onelearn/nn/detail/callback_dispatch.hpp"
 #include "onelearn/nn/progress_bar.hpp"
+
+namespace onelearn::nn {
+class ModelCheckpoint;  // nn/checkpoint.hpp; only its name is needed here
+}  // namespace onelearn::nn
 
 namespace onelearn::rl::detail {
 
@@ -72,7 +76,13 @@ void run_learn(Agent& agent, std::int64_t total_steps, Callbacks&... callbacks) 
     agent.iterate(logs);
     agent.record_history(iteration, logs);
     if (bar) bar->on_batch_end(view, iteration, logs);
-    on_every_rank([&] { hooks.epoch_end(agent, iteration, logs); });
+    // nn::ModelCheckpoint saves on rank 0 only, and a checkpoint holds every rank's part of
+    // the state (its environments, DQN's rows): the parts are gathered around the hooks.
+    if constexpr (Exec::is_distributed && decltype(hooks)::template holds<nn::ModelCheckpoint>) {
+      agent.with_gathered_state([&] { on_every_rank([&] { hooks.epoch_end(agent, iteration, logs); }); });
+    } else {
+      on_every_rank([&] { hooks.epoch_end(agent, iteration, logs); });
+    }
     if constexpr (Exec::is_distributed && sizeof...(Callbacks) > 0) {
       std::int64_t stop = agent.stop_requested() ? 1 : 0;
       exec.allreduce(std::span<std::int64_t>(&stop, 1), onelearn::exec::reduce_op::max);

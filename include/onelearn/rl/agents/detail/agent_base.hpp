@@ -4,7 +4,8 @@
 // counts, the episode statistics, the History, the Keras-style learn() with callbacks, the
 // members nn's callbacks call on a "model" (stop_training, get/set_weights, history,
 // execution_policy, save_checkpoint, save_weights), evaluate(), and checkpoints (the agent lists
-// its state in visit_networks / visit_extra; agent_state.hpp writes and reads it).
+// the state all ranks share in visit_networks / visit_extra and its per-rank state in
+// visit_rank_extra; agent_state.hpp writes and reads it).
 //
 // Distributed: the ranks' copy counts are gathered once; rank r's copies are the global copies
 // [offset, offset + n_local), offset the sum of the counts of the ranks before it. Its
@@ -16,7 +17,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -128,24 +131,74 @@ class AgentBase {
   void save_weights(const std::filesystem::path& path) { derived().policy().save_weights(path); }
 
   /// Everything learn() needs to continue exactly (agent_state.hpp). Environments must provide
-  /// save_state()/load_state() (CartPoleVectorEnv does). One process only: under a distributed
-  /// policy each rank's environments hold state of their own (an invalid_argument).
+  /// save_state()/load_state() (CartPoleVectorEnv does).
+  /// Under a distributed policy the file holds every rank's part (its copies' environments and
+  /// observations, DQN's rows) and is written by one rank. Called directly, save_checkpoint is
+  /// collective: every rank calls it with the same path, and rank 0 writes (an error there is
+  /// raised on every rank). Inside learn(), nn::ModelCheckpoint's call on rank 0 alone is
+  /// enough: the ranks' parts were gathered before the iteration's epoch-end callbacks.
   void save_checkpoint(const std::filesystem::path& path) {
     check_checkpointable("save_checkpoint");
-    StateWriter w(static_cast<T*>(nullptr));
-    visit_state(w);
-    w.finish(path);
+    if constexpr (Exec::is_distributed) {
+      if (gathered_) {
+        write_checkpoint(path, *gathered_);
+        return;
+      }
+      const std::vector<RankSection> all = gather_sections();
+      exec_.propagate_errors([&] {
+        if (exec_.rank() == 0) write_checkpoint(path, all);
+      });
+    } else {
+      write_checkpoint(path, {own_section()});
+    }
   }
   /// Restores a save_checkpoint file into this agent, constructed with the same Params and
-  /// environments; learn(total_steps) then continues the saved run bit for bit.
+  /// environments (under a distributed policy: on as many ranks, each with the copies it had);
+  /// learn(total_steps) then continues the saved run bit for bit. Everything is read and
+  /// checked before the agent changes, so a bad file leaves it as it was. Distributed: collective;
+  /// rank 0 reads the file and sends it to the others (the file need not be visible to them),
+  /// and an error on any rank is raised on every rank.
   void load_checkpoint(const std::filesystem::path& path) {
     check_checkpointable("load_checkpoint");
-    const std::string body = read_agent_file<T>(path);
-    StateReader dry(body, false);
-    visit_state(dry);
-    dry.finish();
+    std::string body;
+    if constexpr (Exec::is_distributed) {
+      exec_.propagate_errors([&] {
+        if (exec_.rank() == 0) body = read_agent_file<T>(path);
+      });
+      std::int64_t length = static_cast<std::int64_t>(body.size());
+      exec_.broadcast(std::span<std::int64_t>(&length, 1), 0);
+      body.resize(static_cast<std::size_t>(length));
+      exec_.broadcast(std::span<char>(body.data(), body.size()), 0);
+    } else {
+      body = read_agent_file<T>(path);
+    }
+    std::string mine;
+    exec_.propagate_errors([&] {
+      StateReader dry(body, false);
+      visit_shared(dry);
+      mine = own_section_of(dry.sections());
+      dry.finish();
+      StateReader dry_local(mine, false);
+      visit_rank(dry_local);
+      dry_local.finish();
+    });
     StateReader apply(body, true);
-    visit_state(apply);
+    visit_shared(apply);
+    StateReader apply_local(mine, true);
+    visit_rank(apply_local);
+  }
+
+  /// Runs `hooks` (learn's epoch-end callbacks) with every rank's part of the state gathered
+  /// on every rank, so that a save_checkpoint inside them (nn::ModelCheckpoint, on rank 0
+  /// only) needs no collective. Collective.
+  template <class Hooks>
+  void with_gathered_state(Hooks&& hooks) {
+    gathered_ = gather_sections();
+    struct Release {
+      std::optional<std::vector<RankSection>>& held;
+      ~Release() { held.reset(); }
+    } release{gathered_};
+    std::forward<Hooks>(hooks)();
   }
 
   // The learn loop's interface (rl/detail/learn_loop.hpp).
@@ -187,6 +240,7 @@ class AgentBase {
       if (static_cast<int>(r) < exec_.rank()) offset_ += counts[r];
       n_global_ += counts[r];
     }
+    copy_counts_ = counts;
     episode_starts_.setConstant(n_local_, true);
     obs_.setZero(n_local_, envs_.observation_size());
   }
@@ -262,17 +316,77 @@ class AgentBase {
   nn::FitParams fit_params_;
 
  private:
+  std::vector<std::int64_t> copy_counts_;                 // every rank's copies, in rank order
+  std::optional<std::vector<RankSection>> gathered_;      // set by with_gathered_state
   void check_checkpointable(const char* where) const {
-    if constexpr (Exec::is_distributed) {
-      throw onelearn::invalid_argument(std::string(Derived::name) + "." + where +
-                                       ": checkpoints need one process (each rank's environments hold "
-                                       "state of their own); not supported under a distributed policy");
-    }
     if constexpr (!requires(const Envs& e) { e.save_state(); }) {
       throw onelearn::invalid_argument(std::string(Derived::name) + "." + where +
                                        ": the environments must provide save_state() and load_state() "
                                        "for an exact checkpoint (CartPoleVectorEnv does)");
     }
+  }
+
+  void write_checkpoint(const std::filesystem::path& path, const std::vector<RankSection>& all) {
+    StateWriter w(static_cast<T*>(nullptr));
+    visit_shared(w);
+    w.sections(all);
+    w.finish(path);
+  }
+
+  /// This rank's part of the state (visit_rank), tagged with its global copies.
+  RankSection own_section() {
+    StateWriter w;
+    visit_rank(w);
+    return {static_cast<std::int64_t>(offset_), static_cast<std::int64_t>(n_local_), w.take_bytes()};
+  }
+
+  /// Every rank's section, on every rank (one all-gather of the bytes packed into 64-bit words).
+  std::vector<RankSection> gather_sections() {
+    const std::string mine = own_section().bytes;
+    std::vector<std::int64_t> words(1 + (mine.size() + 7) / 8, 0);
+    words[0] = static_cast<std::int64_t>(mine.size());
+    std::memcpy(words.data() + 1, mine.data(), mine.size());
+    const std::vector<std::int64_t> all = exec_.allgatherv(std::span<const std::int64_t>(words));
+    std::vector<RankSection> out;
+    std::size_t at = 0;
+    std::int64_t first = 0;
+    for (const std::int64_t copies : copy_counts_) {
+      const auto size = static_cast<std::size_t>(all[at]);
+      std::string bytes(size, '\0');
+      std::memcpy(bytes.data(), all.data() + at + 1, size);
+      out.push_back({first, copies, std::move(bytes)});
+      at += 1 + (size + 7) / 8;
+      first += copies;
+    }
+    return out;
+  }
+
+  /// The bytes of this rank's section. The file's copies must be split over the ranks as this
+  /// run's are: a rank's environments hold the state of its own copies only.
+  std::string own_section_of(std::vector<RankSection> file) const {
+    const auto describe = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& split) {
+      std::string text;
+      for (const auto& [first, copies] : split) {
+        text += (text.empty() ? "" : " ") + std::string("[") + std::to_string(first) + ", " +
+                std::to_string(first + copies) + ")";
+      }
+      return text;
+    };
+    std::vector<std::pair<std::int64_t, std::int64_t>> found, expected;
+    for (const auto& s : file) found.emplace_back(s.first_copy, s.copies);
+    std::int64_t first = 0;
+    for (const std::int64_t copies : copy_counts_) {
+      expected.emplace_back(first, copies);
+      first += copies;
+    }
+    if (found != expected) {
+      throw onelearn::invalid_argument(std::string(Derived::name) + ".load_checkpoint: expected the copies split over " +
+                                       std::to_string(expected.size()) + " rank(s) as " + describe(expected) +
+                                       " (this run's), found " + std::to_string(found.size()) + " as " +
+                                       describe(found) + " (the checkpoint's); resume on as many ranks, "
+                                       "each with the copies it had");
+    }
+    return std::move(file[static_cast<std::size_t>(exec_.rank())].bytes);
   }
 
   /// evaluate_episodes over the ranks: rank r steps its share of env's copies (a slice seeded
@@ -306,8 +420,9 @@ class AgentBase {
     return summarize(std::move(result));
   }
 
+  /// The part of the state every rank holds alike (written once).
   template <class Visitor>
-  void visit_state(Visitor& v) {
+  void visit_shared(Visitor& v) {
     v.text("agent", std::string(Derived::name));
     v.text("parameters", params::to_string(params_));
     std::int64_t copies = n_global_;
@@ -324,15 +439,32 @@ class AgentBase {
     v.i64(total_steps_);
     v.i64(iterations);
     v.i64(started);
-    v.values(std::span<T>(obs_.data(), static_cast<std::size_t>(obs_.size())));
-    std::vector<double> starts(episode_starts_.begin(), episode_starts_.end());
     std::vector<double> returns(stats_.returns().begin(), stats_.returns().end());
     std::vector<double> lengths(stats_.lengths().begin(), stats_.lengths().end());
     std::int64_t episodes = stats_.episodes();
-    v.doubles(starts);
     v.doubles(returns);
     v.doubles(lengths);
     v.i64(episodes);
+    v.history(history_);
+    if (v.applying()) {
+      iterations_ = static_cast<int>(iterations);
+      started_ = started != 0;
+      stats_.restore(std::move(returns), std::move(lengths), episodes);
+    }
+  }
+
+  /// This rank's part: its copies' observations, episode starts and environment state, and
+  /// what the agent keeps per rank (visit_rank_extra of the derived agent: DQN's buffer rows).
+  template <class Visitor>
+  void visit_rank(Visitor& v) {
+    v.values(std::span<T>(obs_.data(), static_cast<std::size_t>(obs_.size())));
+    std::vector<double> starts(episode_starts_.begin(), episode_starts_.end());
+    v.doubles(starts);
+    if (starts.size() != static_cast<std::size_t>(n_local_)) {
+      throw onelearn::invalid_argument(std::string(Derived::name) + ".load_checkpoint: expected " +
+                                       std::to_string(n_local_) + " episode starts, found " +
+                                       std::to_string(starts.size()));
+    }
     if constexpr (requires(const Envs& e) { e.save_state(); }) {
       const std::vector<std::uint64_t> words = envs_.save_state();
       std::vector<double> state(words.size());
@@ -348,12 +480,9 @@ class AgentBase {
         envs_.load_state(restored);
       }
     }
-    v.history(history_);
+    derived().visit_rank_extra(v);
     if (v.applying()) {
-      iterations_ = static_cast<int>(iterations);
-      started_ = started != 0;
       for (index_t i = 0; i < n_local_; ++i) episode_starts_(i) = starts[static_cast<std::size_t>(i)] != 0;
-      stats_.restore(std::move(returns), std::move(lengths), episodes);
     }
   }
 };

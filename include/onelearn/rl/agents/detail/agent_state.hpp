@@ -9,6 +9,14 @@
 // without touching the agent, then a pass that applies it; a bad file leaves the agent as it
 // was. The format is nn/weights_io.hpp's (little-endian, CRC-32, written to a temporary file
 // and renamed) with the magic "OLRLCKP".
+//
+// The state comes in two parts. The shared part (parameters, networks and optimizers, counters,
+// episode statistics, History) is the same on every rank of a distributed agent: it is written
+// once. The per-rank part (the current observations and episode starts of the rank's copies,
+// its environments' state, DQN's rows of the replay buffer) is one section per rank, tagged
+// with the global copies it holds ([first_copy, first_copy + copies)); one process writes one
+// section. A section is a byte string written with the same visitors, so it is checked as the
+// rest is.
 
 #include <algorithm>
 #include <cstdint>
@@ -30,10 +38,20 @@ namespace onelearn::rl::detail {
 
 inline constexpr std::string_view agent_magic{"OLRLCKP\0", 8};
 
+/// One rank's part of the state: the global copies it holds and their bytes (a section).
+struct RankSection {
+  std::int64_t first_copy = 0;
+  std::int64_t copies = 0;
+  std::string bytes;
+};
+
 class StateWriter {
  public:
+  /// A whole file (header first; finish() writes it).
   template <class T>
   explicit StateWriter(T* /*scalar*/) : w_(nn::detail::begin_file<T>(agent_magic)) {}
+  /// A section's bytes (no header; take_bytes() returns them).
+  StateWriter() = default;
 
   void text(std::string_view /*what*/, const std::string& s) { w_.str(s); }
   void i64(std::int64_t& v) { w_.i64(v); }
@@ -68,8 +86,17 @@ class StateWriter {
       doubles(copy);
     }
   }
+  void sections(const std::vector<RankSection>& all) {
+    w_.u32(static_cast<std::uint32_t>(all.size()));
+    for (const auto& s : all) {
+      w_.i64(s.first_copy);
+      w_.i64(s.copies);
+      w_.blob(s.bytes);
+    }
+  }
   [[nodiscard]] static bool applying() noexcept { return false; }
   void finish(const std::filesystem::path& path) { nn::detail::finish_file("save_checkpoint", path, w_); }
+  [[nodiscard]] std::string take_bytes() { return std::move(w_.bytes()); }
 
  private:
   nn::detail::ByteWriter w_;
@@ -139,6 +166,17 @@ class StateReader {
       out.history.emplace(std::move(key), std::move(v));
     }
     if (apply_) h = std::move(out);
+  }
+  [[nodiscard]] std::vector<RankSection> sections() {
+    const std::uint32_t n = r_.u32();
+    r_.expect(n, 3 * sizeof(std::uint64_t));
+    std::vector<RankSection> out(n);
+    for (auto& s : out) {
+      s.first_copy = r_.i64();
+      s.copies = r_.i64();
+      s.bytes = r_.blob();
+    }
+    return out;
   }
   [[nodiscard]] bool applying() const noexcept { return apply_; }
   void finish() const {

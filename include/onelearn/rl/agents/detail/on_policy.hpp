@@ -328,6 +328,8 @@ class OnPolicyAgent : public AgentBase<Derived, Envs, Exec, Params> {
   Actions act(const Matrix<T>& obs) { return head_.mode(actor_->forward(obs, false)); }
   template <class Visitor>
   void visit_extra(Visitor& /*v*/) {}
+  template <class Visitor>
+  void visit_rank_extra(Visitor& /*v*/) {}  // the rollout is used up within an iteration
   [[nodiscard]] std::int64_t steps_per_iteration() const { return this->params_.n_steps * this->n_global_; }
 
  private:
