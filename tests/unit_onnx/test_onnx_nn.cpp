@@ -22,6 +22,12 @@
 //    predictions) where to_sequential reads it; a layer or an operator with no entry is an
 //    unsupported_error naming it and listing the table's entries; an attribute of the wrong type
 //    is a graph_error from the one attribute reader.
+// 6. PyTorch's dynamic flatten x.view(x.size(0), -1) (Shape -> Gather -> Unsqueeze -> Concat ->
+//    Reshape, laid out as torch.onnx writes it at opsets 11 and 13) after a Conv: onelearn's
+//    executor at batch 1 and 5, the same network with a Flatten node, the imported Sequential
+//    (Conv2D, ReLU, Flatten, Dense) and a direct computation agree (and onnxruntime, when found);
+//    the import trains; look-alikes that are not a batch-keeping reshape are refused naming the
+//    node.
 #include <doctest/doctest.h>
 
 #include <onnx/onnx_pb.h>
@@ -767,6 +773,405 @@ TEST_CASE("the layer table: what has no translation is named, with what has one"
     const std::string msg = message_of([&] { (void)ox::to_sequential<float>(m); });
     CHECK_THROWS_AS(ox::to_sequential<float>(m), ox::graph_error);
     CHECK(contains(msg, "node 'leaky' (LeakyRelu): attribute 'alpha' must be a float"));
+  }
+}
+
+// ---- PyTorch's dynamic flatten: x.view(x.size(0), -1) ----
+
+namespace {
+
+/// How a test lays out the network X (batch, 1, 4, 4) -> Conv(2 filters, 3x3) -> Relu ->
+/// x.view(x.size(0), -1) -> Gemm(3 units, transB) -> Y (batch, 3), node for node as torch.onnx
+/// writes it: Shape -> Gather(index 0) -> Unsqueeze(axes [0]) -> Concat(., [-1]) -> Reshape.
+/// The fields other than opset and constant_nodes make look-alikes.
+struct DynamicFlatten {
+  int opset = 13;               // < 13: Unsqueeze's axes an attribute; from 13: an input
+  bool constant_nodes = true;   // the index, axes and [-1] as Constant nodes, else initializers
+  std::int64_t fixed_batch = 0; // the input's declared batch size; 0: symbolic ("batch")
+  std::int64_t gather_index = 0;
+  std::vector<std::int64_t> rest = {-1};  // what Concat appends to the batch size
+  bool rest_first = false;                // Concat(rest, batch size)
+  bool static_flatten = false;            // a Flatten node instead (the reference)
+  bool shape_of_input = false;            // Shape(X) rather than Shape of the Relu's output
+  std::string between;                    // an op between Gather and Unsqueeze ("Mul": x 1)
+  bool head = true;                       // the Gemm; without it the Reshape gives the output
+};
+
+constexpr int dyn_features = 8;  // 2 filters x 2 x 2
+
+float dyn_conv_w(int i) { return static_cast<float>((i * 5) % 7 - 3) / 4.f; }      // 18
+float dyn_conv_b(int i) { return 0.1f * static_cast<float>(i) - 0.05f; }           // 2
+float dyn_fc_w(int i) { return static_cast<float>((i * 3) % 11 - 5) / 8.f; }       // 3 x 8
+float dyn_fc_b(int i) { return 0.2f - 0.15f * static_cast<float>(i); }             // 3
+
+::onnx::ModelProto dynamic_flatten_model(const DynamicFlatten& o) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(o.opset);
+  auto* g = m.mutable_graph();
+  g->set_name("torch_jit");
+  auto declare = [&](::onnx::ValueInfoProto* v, const std::string& name,
+                     std::vector<std::int64_t> dims) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(::onnx::TensorProto::FLOAT);
+    if (o.fixed_batch > 0) {
+      t->mutable_shape()->add_dim()->set_dim_value(o.fixed_batch);
+    } else {
+      t->mutable_shape()->add_dim()->set_dim_param("batch");
+    }
+    for (const auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  declare(g->add_input(), "input", {1, 4, 4});
+  // (Without the Gemm, the one test that leaves it out reshapes to (2, 4).)
+  declare(g->add_output(), "output",
+          o.head ? std::vector<std::int64_t>{3} : std::vector<std::int64_t>{2, 4});
+  auto floats = [&](const std::string& name, std::vector<std::int64_t> dims, float (*f)(int)) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    std::int64_t n = 1;
+    for (const auto d : dims) {
+      t->add_dims(d);
+      n *= d;
+    }
+    for (int i = 0; i < n; ++i) t->add_float_data(f(i));
+  };
+  // An int64 constant, as torch writes it (a Constant node) or as an initializer.
+  auto ints = [&](const std::string& name, std::vector<std::int64_t> dims,
+                  const std::vector<std::int64_t>& v) {
+    ::onnx::TensorProto* t = nullptr;
+    if (o.constant_nodes) {
+      auto* a = add_node(m, "Constant", "/Constant_" + name, {}, {name})->add_attribute();
+      a->set_name("value");
+      a->set_type(::onnx::AttributeProto::TENSOR);
+      t = a->mutable_t();
+    } else {
+      t = g->add_initializer();
+      t->set_name(name);
+    }
+    t->set_data_type(::onnx::TensorProto::INT64);
+    for (const auto d : dims) t->add_dims(d);
+    for (const auto x : v) t->add_int64_data(x);
+  };
+  auto int_attribute = [](::onnx::NodeProto* n, const std::string& name, std::int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INT);
+    a->set_i(v);
+  };
+  floats("conv.weight", {2, 1, 3, 3}, dyn_conv_w);
+  floats("conv.bias", {2}, dyn_conv_b);
+  floats("fc.weight", {3, dyn_features}, dyn_fc_w);
+  floats("fc.bias", {3}, dyn_fc_b);
+  auto* conv = add_node(m, "Conv", "/conv/Conv", {"input", "conv.weight", "conv.bias"},
+                        {"/conv/Conv_output_0"});
+  auto* k = conv->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(::onnx::AttributeProto::INTS);
+  k->add_ints(3);
+  k->add_ints(3);
+  add_node(m, "Relu", "/Relu", {"/conv/Conv_output_0"}, {"/Relu_output_0"});
+  if (o.static_flatten) {
+    int_attribute(add_node(m, "Flatten", "/Flatten", {"/Relu_output_0"}, {"/Flatten_output_0"}),
+                  "axis", 1);
+  } else {
+    add_node(m, "Shape", "/Shape", {o.shape_of_input ? "input" : "/Relu_output_0"},
+             {"/Shape_output_0"});
+    ints("index", {}, {o.gather_index});
+    int_attribute(add_node(m, "Gather", "/Gather", {"/Shape_output_0", "index"},
+                           {"/Gather_output_0"}),
+                  "axis", 0);
+    std::string size = "/Gather_output_0";
+    if (!o.between.empty()) {
+      ints("one", {}, {1});
+      add_node(m, o.between, "/" + o.between, {size, "one"}, {"/between_output_0"});
+      size = "/between_output_0";
+    }
+    if (o.opset < 13) {
+      auto* a = add_node(m, "Unsqueeze", "/Unsqueeze", {size}, {"/Unsqueeze_output_0"})
+                    ->add_attribute();
+      a->set_name("axes");
+      a->set_type(::onnx::AttributeProto::INTS);
+      a->add_ints(0);
+    } else {
+      ints("axes", {1}, {0});
+      add_node(m, "Unsqueeze", "/Unsqueeze", {size, "axes"}, {"/Unsqueeze_output_0"});
+    }
+    ints("rest", {static_cast<std::int64_t>(o.rest.size())}, o.rest);
+    std::vector<std::string> parts = {"/Unsqueeze_output_0", "rest"};
+    if (o.rest_first) std::swap(parts[0], parts[1]);
+    int_attribute(add_node(m, "Concat", "/Concat", parts, {"/Concat_output_0"}), "axis", 0);
+    add_node(m, "Reshape", "/Reshape", {"/Relu_output_0", "/Concat_output_0"},
+             {o.head ? "/Flatten_output_0" : "output"});
+  }
+  if (!o.head) return m;
+  auto* fc = add_node(m, "Gemm", "/fc/Gemm", {"/Flatten_output_0", "fc.weight", "fc.bias"},
+                      {"output"});
+  int_attribute(fc, "transB", 1);
+  return m;
+}
+
+/// Rows of (1, 4, 4) images.
+Matrix<float> dyn_images(index_t rows) {
+  Matrix<float> X(rows, 16);
+  for (index_t i = 0; i < X.size(); ++i) {
+    X.data()[i] = static_cast<float>((i * 13) % 17) / 8.f - 1.f;
+  }
+  return X;
+}
+
+/// The network computed directly: valid 3x3 convolution, ReLU, channel-major flatten, Gemm.
+Matrix<float> dyn_reference(const Matrix<float>& X) {
+  Matrix<float> Y(X.rows(), 3);
+  for (index_t n = 0; n < X.rows(); ++n) {
+    float h[dyn_features];
+    for (int c = 0; c < 2; ++c) {
+      for (int i = 0; i < 2; ++i) {
+        for (int j = 0; j < 2; ++j) {
+          float s = dyn_conv_b(c);
+          for (int di = 0; di < 3; ++di) {
+            for (int dj = 0; dj < 3; ++dj) {
+              s += dyn_conv_w(c * 9 + di * 3 + dj) * X(n, (i + di) * 4 + j + dj);
+            }
+          }
+          h[c * 4 + i * 2 + j] = std::max(s, 0.f);
+        }
+      }
+    }
+    for (int u = 0; u < 3; ++u) {
+      float s = dyn_fc_b(u);
+      for (int f = 0; f < dyn_features; ++f) s += dyn_fc_w(u * dyn_features + f) * h[f];
+      Y(n, u) = s;
+    }
+  }
+  return Y;
+}
+
+Matrix<float> dyn_run(const ox::Graph& g, const Matrix<float>& X) {
+  const std::vector<ox::Tensor> y = g.run(
+      {ox::Tensor({X.rows(), 1, 4, 4}, std::vector<float>(X.data(), X.data() + X.size()))});
+  REQUIRE(y.size() == 1);
+  CHECK(y[0].shape() == ox::Shape{X.rows(), 3});
+  return as_rows(y[0]);
+}
+
+double dyn_error(const Matrix<float>& a, const Matrix<float>& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  return (a - b).cwiseAbs().maxCoeff();
+}
+
+}  // namespace
+
+TEST_CASE("to_sequential and the executor: PyTorch's x.view(x.size(0), -1) (Shape, Gather, "
+          "Unsqueeze, Concat, Reshape)") {
+  struct Layout {
+    std::string name;
+    int opset;
+    bool constant_nodes;
+  };
+  const std::vector<Layout> layouts = {{"opset 11, Unsqueeze axes attribute", 11, true},
+                                       {"opset 13, axes input, Constant nodes", 13, true},
+                                       {"opset 13, axes input, initializers", 13, false}};
+  DynamicFlatten reference_layout;
+  reference_layout.static_flatten = true;
+  const ox::Graph reference{dynamic_flatten_model(reference_layout)};
+  double worst = 0;
+  for (const Layout& l : layouts) {
+    INFO(l.name);
+    DynamicFlatten o;
+    o.opset = l.opset;
+    o.constant_nodes = l.constant_nodes;
+    const ::onnx::ModelProto m = dynamic_flatten_model(o);
+    CHECK_NOTHROW(ox::check_model_full(m));
+    const ox::Graph g{m};
+    CHECK(g.op_counts().at("Shape") == 1);
+    nn::Sequential<float> model = ox::to_sequential<float>(m);
+    REQUIRE(model.size() == 4);
+    const char* classes[] = {"Conv2D", "ReLU", "Flatten", "Dense"};
+    for (std::size_t i = 0; i < 4; ++i) CHECK(model.layer(i).class_name() == classes[i]);
+    CHECK(model.input_shape() == nn::Shape{1, 4, 4});
+    CHECK(model.output_shape() == nn::Shape{3});
+    // The batch size of the export (1) and another (5): the executor computes the target
+    // from the input it is given, the Sequential keeps any batch.
+    for (const index_t rows : {index_t{1}, index_t{5}}) {
+      INFO("batch ", rows);
+      const Matrix<float> X = dyn_images(rows);
+      const Matrix<float> want = dyn_reference(X);
+      const Matrix<float> executor = dyn_run(g, X);
+      const Matrix<float> flatten = dyn_run(reference, X);
+      const Matrix<float> predicted = model.predict(X);
+      for (const double e : {dyn_error(executor, want), dyn_error(flatten, want),
+                             dyn_error(predicted, want), dyn_error(predicted, executor)}) {
+        CHECK(e <= 1e-5);
+        worst = std::max(worst, e);
+      }
+    }
+    // Trainable: a step of fit on a few rows moves the weights and lowers the loss.
+    const Matrix<float> X = dyn_images(6);
+    const Matrix<float> target = (dyn_reference(X).array() * 0.5f + 0.25f).matrix();
+    const std::vector<std::vector<float>> before = model.get_weights();
+    model.compile(nn::SGD{.learning_rate = 0.05}, nn::MeanSquaredError{});
+    const auto loss0 = model.evaluate(X, target).at("loss");
+    (void)model.fit(X, target, {.epochs = 3, .batch_size = 6, .seed = 1});
+    const auto loss1 = model.evaluate(X, target).at("loss");
+    CHECK(model.get_weights() != before);
+    CHECK(std::isfinite(loss1));
+    CHECK(loss1 < loss0);
+    MESSAGE(l.name, ": fit moved the weights, MSE ", loss0, " -> ", loss1);
+  }
+  MESSAGE("dynamic flatten: executor, Flatten model, predict and the direct computation agree "
+          "within ", worst);
+
+}
+
+TEST_CASE("to_sequential: x.view(x.size(0), -1) with a fixed batch, x.view(x.size(0), 2, -1)") {
+  SUBCASE("a fixed batch size in the declared input: the Sequential takes any batch") {
+    DynamicFlatten o;
+    o.fixed_batch = 1;
+    const ::onnx::ModelProto m = dynamic_flatten_model(o);
+    CHECK_NOTHROW(ox::check_model_full(m));
+    nn::Sequential<float> model = ox::to_sequential<float>(m);
+    const Matrix<float> X = dyn_images(5);
+    CHECK(dyn_error(model.predict(X), dyn_reference(X)) <= 1e-5);
+    CHECK(dyn_error(dyn_run(ox::Graph{m}, X.topRows(1)), dyn_reference(X.topRows(1))) <= 1e-5);
+  }
+  SUBCASE("x.view(x.size(0), 2, -1) keeps the batch too: Reshape to (2, 4)") {
+    DynamicFlatten o;
+    o.rest = {2, -1};
+    o.head = false;
+    const ::onnx::ModelProto m = dynamic_flatten_model(o);
+    nn::Sequential<float> model = ox::to_sequential<float>(m);
+    REQUIRE(model.size() == 3);
+    CHECK(model.layer(2).class_name() == "Reshape");
+    CHECK(model.output_shape() == nn::Shape{2, 4});
+    const Matrix<float> X = dyn_images(5);
+    const std::vector<ox::Tensor> y = ox::Graph{m}.run(
+        {ox::Tensor({5, 1, 4, 4}, std::vector<float>(X.data(), X.data() + X.size()))});
+    REQUIRE(y.size() == 1);
+    CHECK(y[0].shape() == ox::Shape{5, 2, 4});
+    CHECK(dyn_error(model.predict(X), as_rows(y[0])) <= 1e-6);
+  }
+}
+
+TEST_CASE("onnxruntime: PyTorch's x.view(x.size(0), -1) at batch 1 and 5" *
+          doctest::skip(!onnxruntime_unavailable().empty())) {
+  std::string command = node_command() + " " + quoted(runner_script().string());
+  std::vector<Matrix<float>> expected;
+  for (const int opset : {11, 13}) {
+    DynamicFlatten o;
+    o.opset = opset;
+    const fs::path path = work_dir() / ("dynamic_flatten_" + std::to_string(opset) + ".onnx");
+    std::ofstream(path, std::ios::binary) << dynamic_flatten_model(o).SerializeAsString();
+    for (const index_t rows : {index_t{1}, index_t{5}}) {
+      const Matrix<float> X = dyn_images(rows);
+      nlohmann::json j;
+      j["input"]["dims"] = std::vector<index_t>{rows, 1, 4, 4};
+      j["input"]["data"] = std::vector<float>(X.data(), X.data() + X.size());
+      const fs::path input =
+          work_dir() / ("dynamic_flatten_" + std::to_string(opset) + "_" +
+                        std::to_string(rows) + ".json");
+      std::ofstream(input) << j.dump();
+      command += " " + quoted(path.string()) + " " + quoted(input.string());
+      expected.push_back(dyn_reference(X));
+    }
+  }
+  const auto [status, text] = run_command(command);
+  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const nlohmann::json all = nlohmann::json::parse(text);
+  REQUIRE(all.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto got = all[i]["output"]["data"].get<std::vector<double>>();
+    CHECK(scaled_error(got, expected[i]) <= 1e-5);
+  }
+}
+
+TEST_CASE("to_sequential: look-alikes of x.view(x.size(0), -1) are refused, naming the node") {
+  const auto refused = [](const DynamicFlatten& o) {
+    return message_of([&] { (void)ox::to_sequential<float>(dynamic_flatten_model(o)); });
+  };
+  SUBCASE("x.view(x.size(1), -1): Gather index 1 puts a channel count first") {
+    DynamicFlatten o;
+    o.gather_index = 1;
+    try {
+      (void)ox::to_sequential<float>(dynamic_flatten_model(o));
+      FAIL("no exception");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::attribute);
+      CHECK(e.detail() == "shape");
+      CHECK(contains(e.what(), "node '/Reshape' (Reshape): a reshape across the batch"));
+      CHECK(contains(e.what(), "dimension 1 of the data"));
+      CHECK(contains(e.what(), "computed from the shape of '/Relu_output_0': (2, -1)"));
+    }
+    // Also where a declared batch of 2 equals it: at other batch sizes it is not the batch.
+    o.fixed_batch = 2;
+    CHECK(contains(refused(o), "a reshape across the batch"));
+  }
+  SUBCASE("Concat([-1], batch): the batch size last") {
+    DynamicFlatten o;
+    o.rest_first = true;
+    try {
+      (void)ox::to_sequential<float>(dynamic_flatten_model(o));
+      FAIL("no exception");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.detail() == "shape");
+      CHECK(contains(e.what(), "node '/Reshape' (Reshape)"));
+      CHECK(contains(e.what(), "(-1, batch)"));
+    }
+  }
+  SUBCASE("Concat(batch, [3]): a target that does not hold the sample") {
+    DynamicFlatten o;
+    o.rest = {3};
+    CHECK_THROWS_AS((void)ox::to_sequential<float>(dynamic_flatten_model(o)),
+                    onelearn::shape_error);
+    CHECK(contains(refused(o), "node '/Reshape' (Reshape)"));
+  }
+  SUBCASE("Concat(batch, [-1, -1]): two inferred dimensions") {
+    DynamicFlatten o;
+    o.rest = {-1, -1};
+    const std::string msg = refused(o);
+    CHECK(contains(msg, "node '/Reshape' (Reshape)"));
+  }
+  SUBCASE("a constant of 100 entries in the target: longer than any shape, refused unread") {
+    DynamicFlatten o;
+    o.rest = std::vector<std::int64_t>(100, 1);
+    const std::string msg = refused(o);
+    CHECK(contains(msg, "node '/Reshape' (Reshape): computes a shape of 100 entries"));
+  }
+  SUBCASE("x.view(x.size(0) * 1, -1): an operator the target's reading does not follow") {
+    DynamicFlatten o;
+    o.between = "Mul";
+    try {
+      (void)ox::to_sequential<float>(dynamic_flatten_model(o));
+      FAIL("no exception");
+    } catch (const ox::unsupported_error& e) {
+      CHECK(e.kind() == ox::unsupported_kind::op);
+      CHECK(e.detail() == "Mul");
+      CHECK(contains(e.what(), "node '/Mul' (Mul): computes part of the target shape of node "
+                               "'/Reshape' (Reshape)"));
+    }
+  }
+  SUBCASE("the shape of another value (the input) than the one reshaped") {
+    DynamicFlatten o;
+    o.shape_of_input = true;
+    CHECK_THROWS_AS((void)ox::to_sequential<float>(dynamic_flatten_model(o)), ox::graph_error);
+    CHECK(contains(refused(o), "node '/Shape' (Shape): reads the shape of 'input'"));
+  }
+  SUBCASE("a Shape read beside a Reshape of constant target") {
+    DynamicFlatten o;
+    ::onnx::ModelProto m = dynamic_flatten_model(o);
+    auto* target = m.mutable_graph()->add_initializer();
+    target->set_name("fixed_target");
+    target->set_data_type(::onnx::TensorProto::INT64);
+    target->add_dims(2);
+    target->add_int64_data(0);
+    target->add_int64_data(-1);
+    for (auto& node : *m.mutable_graph()->mutable_node()) {
+      if (node.op_type() == "Reshape") node.set_input(1, "fixed_target");
+    }
+    const std::string msg = message_of([&] { (void)ox::to_sequential<float>(m); });
+    CHECK_THROWS_AS((void)ox::to_sequential<float>(m), ox::graph_error);
+    CHECK(contains(msg, "node '/Shape' (Shape)"));
   }
 }
 

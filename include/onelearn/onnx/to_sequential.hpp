@@ -43,8 +43,13 @@
  * - Relu, LeakyRelu, Elu, Sigmoid, Tanh: the activation layers.
  * - Softmax, LogSoftmax over the last axis: Softmax, LogSoftmax.
  * - Flatten (axis 1): Flatten.
- * - Reshape with a constant shape that keeps the batch (first entry 0, -1 or the input's fixed
- *   batch size): Reshape.
+ * - Reshape with a shape that keeps the batch (first entry 0, -1 or the input's fixed batch
+ *   size): Reshape, or Flatten for (batch, -1). The shape is a constant, or computed from the
+ *   shape of the data it reshapes as torch.onnx writes `x.view(x.size(0), -1)`: Shape(x) ->
+ *   Gather(0) -> Unsqueeze([0]) -> Concat(., [-1]) -> Reshape(x, .), Unsqueeze's axes an
+ *   attribute (opset < 13) or a constant input (13 on). Those nodes are read with the
+ *   Reshape (onnx/detail/dynamic_shape.hpp follows Shape, Gather, Unsqueeze, Concat and
+ *   constants, nothing else), and the batch size must come out as the target's first entry.
  * - Dropout, Identity: nothing (the identity).
  *
  * The model is built (weights and BatchNormalization statistics copied in) but not compiled:
@@ -57,10 +62,10 @@
  *   not after a MatMul, ...); kind attribute: an attribute the layer cannot express
  *   (asymmetric or oversized pool padding, ceil_mode changing the output size, dilated
  *   pooling, a 1-D or 3-D convolution, transA, a softmax over another axis, a reshape across
- *   the batch);
+ *   the batch, a Reshape's target computed by other nodes than those above);
  * - `graph_error`: a graph that is not a chain (a value read by two nodes, a node off the
- *   chain), weights that are not constants, several inputs or outputs, an input shape that is
- *   not known;
+ *   chain, a Shape read for anything but the target of a Reshape of the same value), weights
+ *   that are not constants, several inputs or outputs, an input shape that is not known;
  * - and the errors of the layers' own checks (`invalid_argument`, `shape_error`), with the
  *   node named.
  */
@@ -154,7 +159,26 @@ nn::Sequential<T> to_sequential(const ::onnx::ModelProto& model,
   const LayerTable<T>& table = layers::layer_table<T>();
   std::string current = input.name();
   while (current != output) {
-    const std::vector<int> readers = r.consumers(current);
+    std::vector<int> readers = r.consumers(current);
+    // Shape nodes reading the chain's value compute the target of the Reshape that reads it
+    // (x.view(x.size(0), -1)): that Reshape's importer follows them; checked below.
+    std::vector<int> shape_readers;
+    std::erase_if(readers, [&](int n) {
+      const auto& node = graph.node(n);
+      const bool is_shape = node.op_type() == "Shape" &&
+                            (node.domain().empty() || node.domain() == "ai.onnx");
+      if (is_shape) shape_readers.push_back(n);
+      return is_shape;
+    });
+    if (!shape_readers.empty() &&
+        (readers.size() != 1 || graph.node(readers[0]).op_type() != "Reshape" ||
+         r.is_constant(graph.node(readers[0]).input_size() > 1 ? graph.node(readers[0]).input(1)
+                                                               : std::string()))) {
+      throw graph_error(ChainReader::describe(graph.node(shape_readers[0])) +
+                        ": reads the shape of '" + current +
+                        "', which to_sequential follows only into the computed target of a "
+                        "Reshape of that same value (x.view(x.size(0), -1))");
+    }
     if (readers.empty()) {
       throw graph_error(where + ": value '" + current +
                         "' is read by no node and is not the graph output");
@@ -187,6 +211,8 @@ nn::Sequential<T> to_sequential(const ::onnx::ModelProto& model,
                                   " (to_sequential reads " + table.import_list() + ")");
     }
     for (int i = 1; i < node.input_size(); ++i) {
+      // A Reshape's target may be computed from its data's shape: the importer follows it.
+      if (op == "Reshape" && i == 1) continue;
       if (!node.input(i).empty() && !r.is_constant(node.input(i))) {
         throw graph_error(what + ": input '" + node.input(i) +
                           "' is not a constant (an initializer or a Constant node); "
@@ -198,6 +224,13 @@ nn::Sequential<T> to_sequential(const ::onnx::ModelProto& model,
 
     LayerImport<T> in(r, node, shape, fixed_batch, imported, used, next);
     read(in);
+    for (const int n : shape_readers) {
+      if (!used[static_cast<std::size_t>(n)]) {
+        throw graph_error(ChainReader::describe(graph.node(n)) + ": reads the shape of '" +
+                          current + "' but does not compute the target of " +
+                          what.substr(6) + "; to_sequential needs a chain of layers");
+      }
+    }
     if (next.empty()) throw graph_error(what + ": has no output");
     current = next;
   }

@@ -141,6 +141,21 @@ class ChainReader {
     return it->second;
   }
 
+  /// The constant `name`, or null when it is not one.
+  [[nodiscard]] const Tensor* find_constant(const std::string& name) const {
+    const auto it = constants_.find(name);
+    return it == constants_.end() ? nullptr : &it->second;
+  }
+
+  /// The index of the node that produces `value`, or -1 (a graph input, an initializer).
+  [[nodiscard]] int producer(const std::string& value) const {
+    for (int n = 0; n < graph_.node_size(); ++n) {
+      for (const auto& out : graph_.node(n).output())
+        if (out == value) return n;
+    }
+    return -1;
+  }
+
   [[nodiscard]] bool has_input(const ::onnx::NodeProto& node, int i) const {
     return i < node.input_size() && !node.input(i).empty();
   }

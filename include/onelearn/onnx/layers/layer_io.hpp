@@ -28,8 +28,10 @@
 // in.shape(); every other input is a constant: in.constant_input(i, what)), adds zero or more
 // layers with in.add(spec, parameters, state) (the weights are copied in after the Sequential
 // is built), and may take the node that follows into the same layer with in.absorb(index)
-// (MatMul + Add becomes one Dense). Errors name the node: in.unsupported_attribute(attribute,
-// problem) for a setting the layer cannot express, shape_error / graph_error with in.where().
+// (MatMul + Add becomes one Dense), or count nodes off the chain as read with in.take(index)
+// (the nodes computing a Reshape's target from its data's shape). Errors name the node:
+// in.unsupported_attribute(attribute, problem) for a setting the layer cannot express,
+// shape_error / graph_error with in.where().
 
 #include <onnx/onnx_pb.h>
 
@@ -118,6 +120,10 @@ class LayerImport {
     used_[static_cast<std::size_t>(index)] = true;
     output_ = reader_.graph().node(index).output(0);
   }
+
+  /// Counts node `index` of the graph as read into the layer being read without following it
+  /// (the Shape, Gather, ... nodes that compute a Reshape's target from its data's shape).
+  void take(int index) { used_[static_cast<std::size_t>(index)] = true; }
 
   /// Makes the layer `spec` describes, checks that it takes the current shape, and adds it
   /// with the weights to copy in.
