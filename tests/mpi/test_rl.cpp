@@ -30,6 +30,7 @@
 #include "onelearn/rl/agents/ppo.hpp"
 #include "onelearn/rl/envs/cartpole.hpp"
 #include "onelearn/rl/envs/cartpole_vector.hpp"
+#include "onelearn/rl/envs/pendulum.hpp"
 #include "onelearn/rl/evaluate.hpp"
 #include "onelearn/rl/vector_env.hpp"
 
@@ -178,6 +179,26 @@ TEST_CASE("distributed PPO equals one process stepping every copy") {
   CHECK(w < 1e-10);
   CHECK(h < 1e-10);
   CHECK(distributed.episodes_finished() == reference.episodes_finished());
+}
+
+TEST_CASE("distributed PPO with a Gaussian policy (Pendulum-v1) equals one process") {
+  // Box actions: log_std's gradient joins the step's one reduction of the networks' gradients.
+  const onelearn::exec::mpi world(MPI_COMM_WORLD);
+  const auto [n, first] = my_copies(world);
+  using Envs = rl::VectorEnv<rl::Pendulum<double>>;
+  const rl::PPOParams p{.n_steps = 10, .batch_size = 20, .n_epochs = 2, .learning_rate = 1e-3,
+                        .gamma = 0.9, .hidden_units = 16, .seed = 13};
+  const std::int64_t total = global_copies * 10 * 4;
+  rl::PPO<Envs, onelearn::exec::mpi> distributed(Envs(n, rl::Pendulum<double>(), first), p, world);
+  distributed.learn(total);
+  rl::PPO reference(Envs(global_copies), p);
+  reference.learn(total);
+  const double w = weight_error(distributed, reference);
+  const double h = history_error(distributed.history(), reference.history());
+  INFO("rank " << world.rank() << " of " << world.size() << ": weights differ by " << w << ", logs by " << h);
+  CHECK(w < 1e-10);
+  CHECK(h < 1e-10);
+  CHECK(distributed.log_std()(0) != reference.get_params().log_std_init);  // it was trained
 }
 
 TEST_CASE("distributed DQN equals one process stepping every copy") {

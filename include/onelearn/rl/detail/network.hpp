@@ -43,6 +43,10 @@ struct NetworkSpec {
   std::string activation = "tanh";
   double output_scale = 1.0;
   std::uint64_t seed = 0;
+  /// false: backward leaves the gradients unreduced and the caller sums them over the ranks
+  /// (the on-policy agents reduce every network's gradients and their statistics in one
+  /// message a step: for networks this small, a message per layer costs more than it overlaps).
+  bool reduce_gradients = true;
 };
 
 template <class T, class Exec = exec::local>
@@ -52,7 +56,7 @@ class Network {
 
   template <class OptimizerSpec>
   Network(const Exec& exec, const NetworkSpec& spec, const OptimizerSpec& optimizer)
-      : model_(std::make_unique<model_type>(exec)) {
+      : model_(std::make_unique<model_type>(exec)), reduce_(spec.reduce_gradients) {
     model_->add(nn::Input({spec.inputs}));
     for (std::int64_t i = 0; i < spec.hidden_layers; ++i) {
       model_->add(nn::Dense(spec.units, {.activation = spec.activation}));
@@ -95,12 +99,13 @@ class Network {
   }
 
   /// Backward from dL/d(outputs) of the last training forward, starting each layer's
-  /// all-reduce as its gradients are ready. Call wait() before reading the gradients.
+  /// all-reduce as its gradients are ready (unless the spec leaves that to the caller). Call
+  /// wait() before reading the gradients.
   void backward(const Matrix<T>& grad_output) {
     nn::TensorView<const T> g{grad_output.data(), nn::Shape{grad_output.rows(), grad_output.cols()}};
     for (std::size_t i = model_->size(); i-- > 0;) {
       g = model_->layer(i).backward(g, i > 0);
-      sync_.ready(i, T(1));
+      if (reduce_) sync_.ready(i, T(1));
     }
   }
 
@@ -108,7 +113,7 @@ class Network {
   void backward_empty() {
     for (std::size_t i = model_->size(); i-- > 0;) {
       for (const auto& g : model_->layer(i).gradients()) std::fill(g.begin(), g.end(), T(0));
-      sync_.ready(i, T(1));
+      if (reduce_) sync_.ready(i, T(1));
     }
   }
 
@@ -150,6 +155,7 @@ class Network {
 
  private:
   std::unique_ptr<model_type> model_;
+  bool reduce_ = true;
   std::vector<std::span<T>> params_, grads_;
   nn::detail::GradientSync<T, Exec> sync_;
 };

@@ -289,6 +289,9 @@ class AgentBase {
   /// The end of an iteration.
   void finish_iteration() { ++iterations_; }
 
+  /// Every rank's number of copies, in rank order.
+  [[nodiscard]] const std::vector<std::int64_t>& copy_counts() const noexcept { return copy_counts_; }
+
   void check_observations(std::string_view where, const MatrixRef<T>& X) const {
     if (X.cols() != envs_.observation_size()) {
       throw shape_error(std::string(Derived::name) + "." + std::string(where) + ": expected observations with " +
