@@ -326,6 +326,14 @@ TEST_CASE("distributed checkpoints resume learn() to the same bits (PPO, DQN); b
   CHECK(message_of([&] { fresh.load_checkpoint(dir / "missing.olrl"); }).find("on rank 0: load_checkpoint") !=
         std::string::npos);
   CHECK_THROWS_AS(fresh.load_checkpoint(dir / "missing.olrl"), onelearn::io_error);
+  // Ranks asking for different files: named on every rank, before anything is read or written.
+  const auto own = dir / ("rank" + std::to_string(world.rank()) + ".olrl");
+  const std::string paths = message_of([&] { fresh.load_checkpoint(own); });
+  CAPTURE(paths);
+  CHECK(paths.find("PPO.load_checkpoint: ranks disagree on path") != std::string::npos);
+  CHECK(message_of([&] { fresh.save_checkpoint(own); }).find("PPO.save_checkpoint: ranks disagree on path") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(own));
 
   // One process with every copy cannot take a file whose copies are split over the ranks (its
   // environments would lack the other ranks' state); the agent is left as it was.

@@ -144,6 +144,7 @@ class AgentBase {
         write_checkpoint(path, *gathered_);
         return;
       }
+      check_same_path("save_checkpoint", path);
       const std::vector<RankSection> all = gather_sections();
       exec_.propagate_errors([&] {
         if (exec_.rank() == 0) write_checkpoint(path, all);
@@ -162,6 +163,7 @@ class AgentBase {
     check_checkpointable("load_checkpoint");
     std::string body;
     if constexpr (Exec::is_distributed) {
+      check_same_path("load_checkpoint", path);
       exec_.propagate_errors([&] {
         if (exec_.rank() == 0) body = read_agent_file<T>(path);
       });
@@ -329,6 +331,13 @@ class AgentBase {
     }
   }
 
+  /// A collective save or load uses rank 0's path: another path on any rank is an error on
+  /// every rank rather than a file silently not the one that rank asked for.
+  void check_same_path(const char* where, const std::filesystem::path& path) const {
+    exec_.check_same_values(std::string(Derived::name) + "." + where,
+                            std::array{exec::NamedValue{"path", path.string()}});
+  }
+
   void write_checkpoint(const std::filesystem::path& path, const std::vector<RankSection>& all) {
     StateWriter w(static_cast<T*>(nullptr));
     visit_shared(w);
@@ -345,7 +354,8 @@ class AgentBase {
 
   /// Every rank's section, on every rank (one all-gather of the bytes packed into 64-bit words).
   std::vector<RankSection> gather_sections() {
-    const std::string mine = own_section().bytes;
+    std::string mine;  // a user environment's save_state may throw: on every rank, not a hang
+    exec_.propagate_errors([&] { mine = own_section().bytes; });
     std::vector<std::int64_t> words(1 + (mine.size() + 7) / 8, 0);
     words[0] = static_cast<std::int64_t>(mine.size());
     std::memcpy(words.data() + 1, mine.data(), mine.size());
