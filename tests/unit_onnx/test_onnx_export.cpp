@@ -223,6 +223,37 @@ const std::vector<ExportCase>& all_cases() {
       classifier("multinomial_nb_binary", naive_bayes::MultinomialNB<double>().fit(iris.X_train, y2),
                  iris_f, iris_x);
     }
+    {
+      // k-NN on 300 of digits' training rows. The pixels are small integers, so float32 holds
+      // every squared distance exactly and the export must find the same neighbours, ties to
+      // the lower row number included. The queries end with 4 training rows: distance 0, the
+      // special case of the "distance" weights.
+      const auto digits = test::load_split<double, std::int64_t>("digits");
+      const Matrix<double> Xtr = digits.X_train.topRows(300);
+      const Labels ytr = digits.y_train.head(300);
+      Matrix<double> q(44, Xtr.cols());
+      q << digits.X_test.topRows(40), Xtr.middleRows(17, 4);
+      const Matrix<float> qf = q.cast<float>();
+      classifier("k_neighbors_classifier",
+                 neighbors::KNeighborsClassifier<double>().fit(Xtr, ytr), qf, q);
+      const Labels shifted = ytr.unaryExpr([](std::int64_t v) -> std::int64_t { return 3 * v - 7; });
+      classifier("k_neighbors_classifier_distance",
+                 neighbors::KNeighborsClassifier<double>({.n_neighbors = 4, .weights = "distance"})
+                     .fit(Xtr, shifted),
+                 qf, q);
+      // Diabetes rows rounded to float32 first, so that a query equal to a training row is at
+      // distance 0 in the graph and in onelearn alike.
+      const Matrix<double> dtr = diabetes.X_train.cast<float>().cast<double>();
+      Matrix<double> dq(diab_x.rows() + 3, dtr.cols());
+      dq << diab_x, dtr.topRows(3);
+      const Matrix<float> dqf = dq.cast<float>();
+      for (const std::string weights : {"uniform", "distance"}) {
+        neighbors::KNeighborsRegressor<double> knn({.n_neighbors = 6, .weights = weights});
+        knn.fit(dtr, diabetes.y_train);
+        out.push_back(make_case("k_neighbors_regressor_" + weights, knn, dqf,
+                                {{"variable", column(knn.predict(dq))}}));
+      }
+    }
     classifier("decision_tree_classifier",
                tree::DecisionTreeClassifier<double>({.max_depth = 4}).fit(iris.X_train, iris.y_train),
                iris_f, iris_x);
@@ -428,7 +459,7 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  CHECK(cases.size() == 48);
+  CHECK(cases.size() == 52);
   Largest largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);

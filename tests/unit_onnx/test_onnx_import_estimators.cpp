@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "onelearn/onnx/export/linear.hpp"
+#include "onelearn/onnx/export/neighbors.hpp"
 #include "onelearn/onnx/export/pipeline.hpp"
 #include "onelearn/onnx/export/preprocessing.hpp"
 #include "onelearn/onnx/export/boosting.hpp"
@@ -553,6 +554,75 @@ TEST_CASE("onnx import: trees and forests round trip (iris, diabetes)") {
     CHECK_THROWS_WITH_AS((void)ox::to_estimator<tr::DecisionTreeRegressor<double>>(ox::to_proto(forest)),
                          doctest::Contains("expected one tree, found 2"), ox::graph_error);
   }
+}
+
+TEST_CASE("onnx import: k-NN round trip (digits, diabetes)") {
+  namespace nb = onelearn::neighbors;
+  const auto digits = onelearn::test::load_split<double, std::int64_t>("digits");
+  const Matrix<double> Xtr = digits.X_train.topRows(200);  // integers: exact in float32
+  const Labels ytr = digits.y_train.head(200).unaryExpr([](std::int64_t v) -> std::int64_t {
+    return 10 - 2 * v;
+  });
+  const Matrix<double> q = digits.X_test.topRows(30);
+  for (const std::string weights : {"uniform", "distance"}) {
+    INFO(weights);
+    nb::KNeighborsClassifier<double> knn({.n_neighbors = 3, .weights = weights});
+    knn.fit(Xtr, ytr);
+    const auto back = ox::to_estimator<nb::KNeighborsClassifier<double>>(ox::to_proto(knn));
+    CHECK(onelearn::params::equal(back.get_params(), knn.get_params()));
+    CHECK(back.fit_X() == knn.fit_X());
+    CHECK(back.fit_y() == knn.fit_y());
+    CHECK(back.classes() == knn.classes());
+    CHECK(back.predict(q) == knn.predict(q));
+    CHECK(back.predict_proba(q) == knn.predict_proba(q));
+    CHECK(back.kneighbors(q).indices == knn.kneighbors(q).indices);
+  }
+  const auto diabetes = onelearn::test::load_split<double>("diabetes");
+  const Matrix<double> dtr = diabetes.X_train.cast<float>().cast<double>();
+  const Vector<double> ytr_f = diabetes.y_train.cast<float>().cast<double>();
+  const Matrix<double> dq = diabetes.X_test.cast<float>().cast<double>();
+  {
+    nb::KNeighborsRegressor<double> knn({.n_neighbors = 7, .weights = "distance"});
+    knn.fit(dtr, ytr_f);
+    const auto proto = ox::to_proto(knn);
+    const auto back = ox::to_estimator<nb::KNeighborsRegressor<double>>(proto);
+    CHECK(onelearn::params::equal(back.get_params(), knn.get_params()));
+    CHECK(back.fit_X() == knn.fit_X());
+    CHECK(back.fit_y() == knn.fit_y());
+    CHECK(back.predict(dq) == knn.predict(dq));
+    // Without onelearn's metadata the graph alone gives n_neighbors and the weights.
+    ::onnx::ModelProto bare = proto;
+    bare.clear_metadata_props();
+    const auto float_back = ox::to_estimator<nb::KNeighborsRegressor<float>>(bare);
+    CHECK(float_back.get_params().n_neighbors == 7);
+    CHECK(float_back.get_params().weights == "distance");
+    CHECK((float_back.predict(dq.cast<float>()).cast<double>() - knn.predict(dq)).cwiseAbs().maxCoeff() <
+          1e-3);
+    // A classifier's graph is not a regressor's, nor the reverse.
+    nb::KNeighborsClassifier<double> clf;
+    clf.fit(Xtr, ytr);
+    CHECK_THROWS_WITH_AS((void)ox::to_estimator<nb::KNeighborsRegressor<double>>(ox::to_proto(clf)),
+                         doctest::Contains("no Gather of the neighbours' targets"), ox::graph_error);
+    CHECK_THROWS_WITH_AS((void)ox::to_estimator<nb::KNeighborsClassifier<double>>(proto),
+                         doctest::Contains("no Gather of the neighbours' class indices"),
+                         ox::graph_error);
+  }
+  // Another model's graph has no neighbour search; a k-NN graph is not a chain of ONNX-ML nodes.
+  LinearRegression<double> lr;
+  lr.fit(diabetes.X_train, diabetes.y_train);
+  CHECK_THROWS_WITH_AS((void)ox::to_estimator<nb::KNeighborsRegressor<double>>(ox::to_proto(lr)),
+                       doctest::Contains("no TopK node"), ox::graph_error);
+  nb::KNeighborsRegressor<double> knn;
+  knn.fit(dtr, ytr_f);
+  CHECK_THROWS_WITH_AS((void)ox::to_estimator<LinearRegression<double>>(ox::to_proto(knn)),
+                       doctest::Contains("unsupported operator"), ox::unsupported_error);
+  // A K beyond the rows is refused, naming it.
+  ::onnx::ModelProto wrong_k = ox::to_proto(knn);
+  for (auto& init : *wrong_k.mutable_graph()->mutable_initializer()) {
+    if (init.name() == "n_neighbors") init.set_int64_data(0, 100000);
+  }
+  CHECK_THROWS_WITH_AS((void)ox::to_estimator<nb::KNeighborsRegressor<double>>(wrong_k),
+                       doctest::Contains("K = 100000 outside 1.."), ox::graph_error);
 }
 
 TEST_CASE("onnx import: histogram gradient boosting round trip (iris, diabetes with NaN)") {

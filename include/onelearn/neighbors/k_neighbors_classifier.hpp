@@ -48,6 +48,9 @@
  * - `classes()` (Labels): the distinct labels seen in fit on any rank, sorted ascending.
  * - `n_samples_fit()`: training rows over all ranks.
  * - `n_features_in()`: number of features seen in fit.
+ * - `fit_X()` (Matrix<T>), `fit_y()` (Labels): the training rows this rank stores and their
+ *   labels, in fit's order (scikit-learn's private `_fit_X` and `classes_[_y]`); all of them
+ *   under exec::local. What onnx/export/neighbors.hpp writes into the model.
  *
  * \par Differences from scikit-learn
  * - Those of NearestNeighbors (brute-force Euclidean only; exact distances; ties by row number).
@@ -178,6 +181,17 @@ class KNeighborsClassifier
   [[nodiscard]] index_t n_features_in() const {
     return validation::fitted_attribute("KNeighborsClassifier.n_features_in", index_.fitted(),
                                         index_.n_features());
+  }
+  [[nodiscard]] const Matrix<T>& fit_X() const {
+    return validation::fitted_attribute("KNeighborsClassifier.fit_X", index_.fitted(),
+                                        index_.training_set().X);
+  }
+  [[nodiscard]] Labels fit_y() const {
+    const auto& labels = validation::fitted_attribute("KNeighborsClassifier.fit_y", index_.fitted(),
+                                                      index_.training_set().labels);
+    Labels out(static_cast<index_t>(labels.size()));
+    for (index_t i = 0; i < out.size(); ++i) out(i) = classes_(labels[static_cast<std::size_t>(i)]);
+    return out;
   }
   [[nodiscard]] bool is_fitted() const noexcept { return index_.fitted(); }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }

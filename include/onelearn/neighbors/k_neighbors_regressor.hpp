@@ -44,6 +44,9 @@
  * \par Attributes (after fit)
  * - `n_samples_fit()`: training rows over all ranks.
  * - `n_features_in()`: number of features seen in fit.
+ * - `fit_X()` (Matrix<T>), `fit_y()` (Vector<T>): the training rows this rank stores and their
+ *   targets, in fit's order (scikit-learn's private `_fit_X` and `_y`); all of them under
+ *   exec::local. What onnx/export/neighbors.hpp writes into the model.
  *
  * \par Differences from scikit-learn
  * - Those of NearestNeighbors (brute-force Euclidean only; exact distances; ties by row number).
@@ -156,6 +159,17 @@ class KNeighborsRegressor
   [[nodiscard]] index_t n_features_in() const {
     return validation::fitted_attribute("KNeighborsRegressor.n_features_in", index_.fitted(),
                                         index_.n_features());
+  }
+  [[nodiscard]] const Matrix<T>& fit_X() const {
+    return validation::fitted_attribute("KNeighborsRegressor.fit_X", index_.fitted(),
+                                        index_.training_set().X);
+  }
+  [[nodiscard]] Vector<T> fit_y() const {
+    const auto& targets = validation::fitted_attribute("KNeighborsRegressor.fit_y", index_.fitted(),
+                                                       index_.training_set().targets);
+    Vector<T> out(static_cast<index_t>(targets.size()));
+    for (index_t i = 0; i < out.size(); ++i) out(i) = static_cast<T>(targets[static_cast<std::size_t>(i)]);
+    return out;
   }
   [[nodiscard]] bool is_fitted() const noexcept { return index_.fitted(); }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }

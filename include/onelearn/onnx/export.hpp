@@ -31,6 +31,8 @@
  * - `decomposition.hpp`: PCA (Sub, MatMul, Div);
  * - `cluster.hpp`: KMeans (label, scores);
  * - `naive_bayes.hpp`: GaussianNB, MultinomialNB;
+ * - `neighbors.hpp`: KNeighborsClassifier, KNeighborsRegressor (the training rows in the model;
+ *   TopK, Gather, OneHot);
  * - `trees.hpp`: `DecisionTree*`, `RandomForest*`, `ExtraTrees*` (TreeEnsembleClassifier,
  *   TreeEnsembleRegressor);
  * - `boosting.hpp`: `HistGradientBoosting*` (TreeEnsembleClassifier, TreeEnsembleRegressor);
@@ -57,6 +59,7 @@
 #include "onelearn/onnx/export/decomposition.hpp"
 #include "onelearn/onnx/export/linear.hpp"
 #include "onelearn/onnx/export/naive_bayes.hpp"
+#include "onelearn/onnx/export/neighbors.hpp"
 #include "onelearn/onnx/export/nn.hpp"
 #include "onelearn/onnx/export/pipeline.hpp"
 #include "onelearn/onnx/export/trees.hpp"

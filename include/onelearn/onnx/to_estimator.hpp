@@ -52,6 +52,12 @@
  *   TreeEnsembleRegressor (SUM) with base_values, as skl2onnx and onelearn write them (layouts
  *   in onnx/detail/boosting_reader.hpp). Leaf values and thresholds come back as float;
  *   bin_thresholds(), train_score() and validation_score() are empty.
+ * - `neighbors::KNeighborsClassifier<T>`, `KNeighborsRegressor<T>`: the plain-operator graph
+ *   onnx/export/neighbors.hpp writes (read in onnx/detail/neighbors_reader.hpp): its training
+ *   rows, the TopK's K as n_neighbors, weights "distance" when the TopK's distances are used,
+ *   and each row's label or target; refitted on those rows (under exec::mpi each rank keeps
+ *   its block of them, in order). Not as a Pipeline step. skl2onnx's k-NN layouts (a Scan
+ *   loop, or com.microsoft's CDist) are not read.
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
  * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
@@ -113,6 +119,7 @@
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/boosting_reader.hpp"
+#include "onelearn/onnx/detail/neighbors_reader.hpp"
 #include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
@@ -127,6 +134,8 @@
 #include "onelearn/ensemble/forest_classifier.hpp"
 #include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
+#include "onelearn/neighbors/k_neighbors_classifier.hpp"
+#include "onelearn/neighbors/k_neighbors_regressor.hpp"
 #include "onelearn/tree/decision_tree_classifier.hpp"
 #include "onelearn/tree/decision_tree_regressor.hpp"
 
@@ -871,6 +880,78 @@ struct importer<ensemble::HistGradientBoostingRegressor<T, Exec>> {
   static auto read(const ImportStep& s, Exec exec) { return import_boosting<E, false>(s, std::move(exec)); }
 };
 
+/// KNeighborsClassifier, KNeighborsRegressor: not a chain of ONNX-ML nodes but the whole
+/// plain-operator graph of onnx/export/neighbors.hpp (onnx/detail/neighbors_reader.hpp),
+/// refitted on the rows it holds. Under a distributed policy each rank keeps its block of the
+/// rows, in order, so that the sharded model searches the same rows.
+template <class E, bool Classifier, exec::ExecutionPolicy Exec>
+E import_neighbours(const ::onnx::ModelProto& model, std::string_view name, Exec exec) {
+  using T = typename E::value_type;
+  const ReadNeighbours read = read_neighbours(model, Classifier, name);
+  std::map<std::string, std::string> metadata;
+  for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
+  auto params = metadata["estimator"] == name
+                    ? import_params<typename E::Params>(import_split_params(metadata["parameters"]), "")
+                    : typename E::Params{};
+  // The graph decides these two; the metadata only describes it.
+  params.n_neighbors = read.n_neighbors;
+  params.weights = read.by_distance ? "distance" : "uniform";
+  const std::int64_t ranks = exec.size(), rank = exec.rank();
+  const std::int64_t begin = read.n_rows * rank / ranks, end = read.n_rows * (rank + 1) / ranks;
+  Matrix<T> X(end - begin, read.n_features);
+  for (index_t i = 0; i < X.rows(); ++i) {
+    for (index_t j = 0; j < X.cols(); ++j) {
+      X(i, j) = static_cast<T>(read.rows[static_cast<std::size_t>((begin + i) * read.n_features + j)]);
+    }
+  }
+  E estimator(params, std::move(exec));
+  try {
+    if constexpr (Classifier) {
+      Labels y(X.rows());
+      for (index_t i = 0; i < y.size(); ++i) y(i) = read.labels[static_cast<std::size_t>(begin + i)];
+      estimator.fit(X, y);
+    } else {
+      Vector<T> y(X.rows());
+      for (index_t i = 0; i < y.size(); ++i) {
+        y(i) = static_cast<T>(read.targets[static_cast<std::size_t>(begin + i)]);
+      }
+      estimator.fit(X, y);
+    }
+  } catch (const onelearn::invalid_argument& e) {
+    throw graph_error("onnx: onnx::to_estimator<" + std::string(name) +
+                      ">: the model's rows do not fit: " + e.what());
+  }
+  return estimator;
+}
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<neighbors::KNeighborsClassifier<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "KNeighborsClassifier";
+  static auto read_model(const ::onnx::ModelProto& model, Exec exec) {
+    return import_neighbours<neighbors::KNeighborsClassifier<T, Exec>, true>(model, name,
+                                                                             std::move(exec));
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<neighbors::KNeighborsRegressor<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "KNeighborsRegressor";
+  static auto read_model(const ::onnx::ModelProto& model, Exec exec) {
+    return import_neighbours<neighbors::KNeighborsRegressor<T, Exec>, false>(model, name,
+                                                                             std::move(exec));
+  }
+};
+
+/// Whether E is read as one node of a chain (not from the whole graph, as the k-NN models).
+template <class E>
+concept ChainImportable = requires(const ImportStep& s, typename importer<E>::exec_type exec) {
+  importer<E>::read(s, exec);
+};
+
 inline std::string import_ops(const ImportChain& chain) {
   std::string out;
   for (const ::onnx::NodeProto* n : chain.steps) out += (out.empty() ? "" : ", ") + n->op_type();
@@ -890,7 +971,7 @@ inline const std::map<std::string, std::string>* import_metadata_params(
 
 /// A single estimator from a chain of one model node.
 template <class E>
-E import_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type exec) {
+E import_chain_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type exec) {
   constexpr std::string_view name = importer<E>::name;
   const ImportChain chain = import_chain(model, name);
   if (chain.steps.size() != 1) {
@@ -910,6 +991,13 @@ E import_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type
   return importer<E>::read(step, std::move(exec));
 }
 
+/// A single estimator from a chain of one model node, or (the k-NN models) from the whole graph.
+template <class E>
+E import_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type exec) {
+  if constexpr (!ChainImportable<E>) return importer<E>::read_model(model, std::move(exec));
+  else return import_chain_single<E>(model, std::move(exec));
+}
+
 template <class S>
 std::int64_t import_output_width(const S& step) {
   if constexpr (requires {
@@ -923,7 +1011,8 @@ std::int64_t import_output_width(const S& step) {
 
 template <class... S>
 struct importer<pipeline::Pipeline<S...>> {
-  static constexpr bool supported = (importer<S>::supported && ...);
+  // Steps read as chain nodes only (a k-NN model is a whole graph of its own).
+  static constexpr bool supported = ((importer<S>::supported && ChainImportable<S>) && ...);
   static constexpr std::string_view name = "Pipeline";
 
   static pipeline::Pipeline<S...> read(const ::onnx::ModelProto& model) {
@@ -966,8 +1055,8 @@ struct importer<pipeline::Pipeline<S...>> {
 
 }  // namespace detail
 
-/// An estimator type to_estimator can make: LinearRegression, Ridge, LogisticRegression,
-/// StandardScaler, or a Pipeline of these.
+/// An estimator type to_estimator can make (the list at the top of this header), or a Pipeline
+/// of those read as chain nodes.
 template <class E>
 concept Importable = detail::importer<E>::supported;
 

@@ -177,6 +177,8 @@ class BruteForceIndex {
   }
 
   [[nodiscard]] bool fitted() const noexcept { return fitted_; }
+  /// This rank's stored rows and their labels or targets (the estimators' fit_X / fit_y).
+  [[nodiscard]] const TrainingSet<T>& training_set() const noexcept { return train_; }
   [[nodiscard]] index_t n_features() const noexcept { return train_.X.cols(); }
   [[nodiscard]] std::int64_t n_samples() const noexcept { return train_.n_samples; }
 
