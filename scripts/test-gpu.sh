@@ -7,8 +7,9 @@
 #   scripts/test-gpu.sh --compile-only  build only: the nvcc check, on a machine without a GPU
 # Environment: CUDA_HOME (default /usr/local/cuda), CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES; default
 # "native" when running, 90 (H100) when only compiling), JOBS (default: the number of cores).
-# Benchmarks of the spaces (onelearn-bench --space) come with the estimators' wiring; this script
-# will run them here when they exist.
+# Then onelearn-space-bench-cuda (bench/space_bench.cpp built by nvcc) prints the CUDA space's
+# figures on the workloads' shapes, one JSON line each; compare them with
+# `onelearn-space-bench --space host` (g++, -march=native) on the machine of the host figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,11 +38,15 @@ fi
 start=$SECONDS
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DONELEARN_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$archs" \
-  -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=OFF -DONELEARN_BUILD_TOOLS=OFF
-cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target onelearn_cuda_tests
+  -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=ON -DONELEARN_BUILD_TOOLS=OFF
+cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target onelearn_cuda_tests onelearn-space-bench-cuda
 echo "test-gpu.sh: build took $((SECONDS - start)) s (nvcc $("$nvcc" --version | tail -1))"
 if [[ $compile_only == 1 ]]; then exit 0; fi
 
 start=$SECONDS
 ONELEARN_REQUIRE_GPU=1 build-gpu/tests/onelearn_cuda_tests --duration=true
 echo "test-gpu.sh: the CUDA equality tests took $((SECONDS - start)) s"
+
+start=$SECONDS
+build-gpu/bench/onelearn-space-bench-cuda --space cuda
+echo "test-gpu.sh: the CUDA space's benchmarks took $((SECONDS - start)) s"

@@ -9,6 +9,13 @@ target_link_libraries(onelearn_mpi_tests PRIVATE onelearn_test_support onelearn:
 if(ONELEARN_HAVE_UCX)
   target_link_libraries(onelearn_mpi_tests PRIVATE onelearn::ucx)
 endif()
+# The CPU Thrust systems found, for the estimators in a compute space under exec::mpi
+# (mpi/test_kmeans_space.cpp), as onelearn_tests links them (space_tests.cmake).
+foreach(system IN ITEMS thrust_cpp thrust_omp)
+  if(TARGET onelearn::${system})
+    target_link_libraries(onelearn_mpi_tests PRIVATE onelearn::${system})
+  endif()
+endforeach()
 
 set(onelearn_mpirun_flags --oversubscribe)
 execute_process(COMMAND id -u OUTPUT_VARIABLE onelearn_uid OUTPUT_STRIP_TRAILING_WHITESPACE)

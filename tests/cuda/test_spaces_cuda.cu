@@ -1,6 +1,7 @@
 // The CUDA compute space (space::thrust_cuda) against space::host: the checks of
 // cuda/space_checks.hpp (every kernel, double and float, empty to many-chunk data), run on the
-// device; cuBLAS's Gram against the Thrust reduction; the typed errors. Built by nvcc when
+// device; cuBLAS's Gram against the Thrust reduction; cluster::KMeans fitted on the device against
+// the host's fit (cuda/kmeans_space_checks.hpp); the typed errors. Built by nvcc when
 // ONELEARN_CUDA=ON (tests/cmake/space_tests.cmake) and run by scripts/test-gpu.sh.
 //
 // Without a usable device only the no-device test runs (every space function must throw
@@ -16,6 +17,7 @@
 #include <cuda_runtime_api.h>
 #include <thrust/version.h>
 
+#include "cuda/kmeans_space_checks.hpp"
 #include "cuda/space_checks.hpp"
 
 using namespace onelearn;
@@ -66,6 +68,17 @@ TEST_CASE_TEMPLATE("cuBLAS's Gram equals the Thrust reduction and the host's", T
     space_test::check_close("cuBLAS xty", by_blas.xty, on_host.xty, tol);
     space_test::check_close("cuBLAS yty", by_blas.yty, on_host.yty, tol);
   }
+}
+
+TEST_CASE_TEMPLATE("KMeans on the GPU equals the host's fit", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_kmeans_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
+TEST_CASE("KMeans on a machine without a device: no_device_error at fit") {
+  if (has_device()) return;
+  cluster::KMeans<double, exec::local, space::thrust_cuda> km({.n_clusters = 2});
+  CHECK_THROWS_AS(km.fit(Matrix<double>::Ones(4, 2)), space::no_device_error);
 }
 
 TEST_CASE("a device allocation that fails is a device_memory_error naming its size") {

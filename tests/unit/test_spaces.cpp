@@ -141,6 +141,95 @@ TEST_CASE_TEMPLATE("space::host runs the estimators' own kernels", T, double, fl
   }
 }
 
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+// The device's forms of three kernels (work items by lanes of a chunk, the k nearest by segments
+// of rows) are plain Thrust code, so they run here too: what the GPU runs is checked on every
+// machine, against the host's kernels and the CPU systems' own forms.
+TEST_CASE_TEMPLATE("the device's forms of the kernels equal the host's (run on the CPU systems)",
+                   C, space_case<space::thrust_cpp, double>,
+                   space_case<space::thrust_cpp, float> ONELEARN_OMP_CASES) {
+  using S = typename C::space_type;
+  using T = typename C::value_type;
+  const S s;
+  const space::host h;
+  const double tol = space_test::tolerance<T>();
+  for (const index_t n : {index_t{0}, index_t{1}, index_t{37}, index_t{5000}}) {
+    for (const index_t p : {index_t{1}, index_t{7}}) {
+      INFO("n = ", n, ", p = ", p);
+      const index_t k = 4;
+      const auto d = space_test::make_data<T>(n, p, k, static_cast<std::uint64_t>(n + 17 * p));
+      const auto Xh = space::to_space(h, MatrixRef<T>(d.X));
+      const auto Xs = space::to_space(s, MatrixRef<T>(d.X));
+
+      // The Lloyd step by lanes against the host's, on the same labels.
+      if (n >= k) {
+        Matrix<T> centers = d.X.topRows(k);
+        centers.array() += T(0.25);
+        Labels previous = Labels::Zero(n);
+        for (index_t i = 0; i < n; i += 3) previous(i) = 1;
+        const space::vector_view<const std::int64_t> before{previous.data(), n};
+        space::vector<space::host, std::int64_t> labels_h(h, n);
+        space::vector<S, std::int64_t> labels_s(s, n);
+        const space::lloyd_sums on_host =
+            space::lloyd_step(h, Xh.view(), centers, labels_h.mutable_view(), before);
+        const space::lloyd_sums by_lanes = space::detail::lloyd_step_as(
+            s, Xs.view(), centers, labels_s.mutable_view(), before, true);
+        REQUIRE(labels_s.to_host() == labels_h.to_host());
+        space_test::check_close("lloyd sums by lanes", by_lanes.sums, on_host.sums, tol);
+        CHECK(by_lanes.counts == on_host.counts);
+        CHECK(by_lanes.changed == on_host.changed);
+      }
+
+      // Centring rows in place (KMeans on a device), against Eigen's.
+      {
+        const Vector<T> shift = Vector<T>::LinSpaced(p, T(0.5), T(3));
+        Matrix<T> mine = d.X;
+        space::subtract_from_rows(s, space::matrix_view<T>{mine.data(), n, p, p}, shift);
+        CHECK(mine == Matrix<T>(d.X.rowwise() - shift.transpose()));
+      }
+
+      // The logistic loss and gradient by rows, then lanes.
+      for (const bool fit_intercept : {false, true}) {
+        for (const bool binary : {true, false}) {
+          INFO((binary ? "binary" : "multinomial"), (fit_intercept ? " with intercept" : ""));
+          std::vector<index_t> labels(d.class_of);
+          for (auto& c : labels) c = binary ? c % 2 : c;
+          const space::vector_view<const index_t> y{labels.data(), n};
+          const space::vector_view<const T> w{d.w.data(), n};
+          Matrix<double> params(binary ? 1 : k, p + (fit_intercept ? 1 : 0));
+          for (index_t i = 0; i < params.size(); ++i) params.data()[i] = 0.1 * double(i % 7) - 0.3;
+          Matrix<double> grad_h(params.rows(), params.cols());
+          Matrix<double> grad_s(params.rows(), params.cols());
+          const double loss_h = space::logistic_loss_gradient(h, Xh.view(), y, w, binary,
+                                                              fit_intercept, params, grad_h);
+          const double loss_s = space::detail::logistic_loss_gradient_as(
+              s, Xs.view(), y, w, binary, fit_intercept, params, grad_s, true);
+          if (n > 0) space_test::check_close("logistic loss by lanes", loss_s, loss_h, tol);
+          space_test::check_close("logistic gradient by lanes", grad_s, grad_h, tol);
+        }
+      }
+
+      // The k nearest in segments: the same rows and distances, bit for bit, as one pass.
+      const auto queries = space_test::make_data<T>(std::min<index_t>(n, 40) + 3, p, k, 5);
+      const auto Qs = space::to_space(s, MatrixRef<T>(queries.X));
+      for (const index_t kk : {index_t{1}, index_t{3}, index_t{9}}) {
+        const space::neighbours whole = space::nearest_k(h, Xh.view(),
+                                                         space::to_space(h, MatrixRef<T>(queries.X)).view(), kk);
+        for (const index_t segments : {index_t{1}, index_t{2}, index_t{7}, index_t{1000}}) {
+          for (const bool feature_major : {false, true}) {
+            INFO("k = ", kk, ", segments = ", segments, (feature_major ? ", feature-major" : ""));
+            const space::neighbours cut = space::detail::nearest_k_in_segments(
+                s, Xs.view(), Qs.view(), kk, segments, feature_major);
+            CHECK(cut.indices == whole.indices);
+            CHECK(cut.distances == whole.distances);
+          }
+        }
+      }
+    }
+  }
+}
+#endif
+
 #if defined(ONELEARN_SPACE_HAVE_OMP)
 TEST_CASE("the CPU Thrust systems give the same bits, on any number of threads") {
   const auto d = space_test::make_data<double>(50'000, 6, 4, 11);

@@ -6,6 +6,7 @@
  *
  * \code
  * #include <onelearn/cluster/k_means.hpp>
+ * #include <onelearn/space/space.hpp>                       // only for the compute spaces
  * // X: a onelearn::Matrix<double>, samples x features
  * onelearn::cluster::KMeans<double> km({.n_clusters = 3, .random_state = 42});
  * km.fit(X);
@@ -21,6 +22,14 @@
  * onelearn::cluster::KMeans<double, onelearn::exec::mpi> dkm({.n_clusters = 3},
  *                                                            onelearn::exec::mpi{comm});
  * dkm.fit(my_rows);
+ *
+ * // In a compute space (space/space.hpp): the Lloyd iterations on Thrust's OpenMP system, or on
+ * // a GPU from a .cu file compiled by nvcc (space::thrust_cuda: X is copied to the device once).
+ * #if defined(ONELEARN_SPACE_HAVE_OMP)
+ * onelearn::cluster::KMeans<double, onelearn::exec::local, onelearn::space::thrust_omp> okm(
+ *     {.n_clusters = 3, .random_state = 42});
+ * okm.fit(X);                                              // the host's result, to rounding
+ * #endif
  * \endcode
  *
  * cluster::KMeans: k-means clustering by Lloyd's algorithm, as scikit-learn 1.2's KMeans
@@ -75,6 +84,20 @@
  * ties). With init = "given", every rank must pass the same centres (checked: a
  * distributed_error on every rank otherwise). predict/transform are local; score is collective.
  *
+ * \par Compute spaces
+ * The third template argument says where the Lloyd iterations run (space/space.hpp):
+ * `space::host` (the default: Eigen + OpenMP, Hamerly's bounds) or a Thrust space
+ * (`space::thrust_cpp`, `thrust_omp`, `thrust_tbb`, `thrust_cuda`; include
+ * <onelearn/space/space.hpp> and link onelearn::thrust_<system>). In a Thrust space fit copies the
+ * centred rows into the space once (borrowed on the CPU systems) and runs each iteration there
+ * (space::lloyd_step: assignment, per-cluster sums and counts); only k x p sums come back, for
+ * the same one all-reduce, so every policy works with every space. predict runs in the space too
+ * (its rows copied in, the labels back). What stays on the host: the input checks, the means,
+ * the k-means++ seeding, an empty cluster's relocation, and transform. The result is the host's
+ * to rounding: sums are added in the space's order (1e-12 relative in double), and a label can
+ * differ only where two centres are within rounding of each other. A space without a usable
+ * device throws space::no_device_error at fit.
+ *
  * \par Differences from scikit-learn
  * No sample_weight, no "random" init, no "elkan" algorithm;
  * seeded draws differ from numpy's; a run replaces the best one when its inertia is lower (no
@@ -91,6 +114,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "onelearn/base/agreement.hpp"
@@ -98,6 +122,7 @@
 #include "onelearn/cluster/detail/kmeans_lloyd.hpp"
 #include "onelearn/cluster/detail/kmeans_plusplus.hpp"
 #include "onelearn/cluster/detail/kmeans_rows.hpp"
+#include "onelearn/cluster/detail/kmeans_space.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/distances.hpp"
 #include "onelearn/core/detail/huge_pages.hpp"
@@ -108,6 +133,7 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::cluster {
 
@@ -124,14 +150,16 @@ struct KMeansParams {
       "n_clusters", "init", "n_init", "max_iter", "tol", "random_state", "verbose"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class KMeans : public WithParams<KMeans<T, Exec, Space>, KMeansParams> {
  public:
   using value_type = T;
   using Params = KMeansParams;
+  using space_type = Space;
 
-  explicit KMeans(const Params& params = {}, Exec exec = {})
-      : WithParams<KMeans, Params>(params), exec_(std::move(exec)) {}
+  explicit KMeans(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<KMeans, Params>(params), exec_(std::move(exec)), space_(std::move(space)) {}
 
   /// Initial centres (n_clusters x n_features, in the units of X) for the next fits, like
   /// scikit-learn's `init=<array>`; sets init = "given". Checked in fit. With a distributed
@@ -160,12 +188,20 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
                              std::to_string(means.n_samples) + " samples");
     }
 
-    // Centre X (scikit-learn does too): less cancellation in the distance expansion.
+    // Centre X (scikit-learn does too): less cancellation in the distance expansion. On the host
+    // for its kernels, for a CPU Thrust space (which reads the host's rows) and for k-means++'s
+    // seeding; a device space with given centres centres its own copy, and X is never copied on
+    // the host.
     const Vector<T> mean = means.x.template cast<T>();
-    const Matrix<T> Xc = X.rowwise() - mean.transpose();
+    const bool centre_on_host = on_host || Space::host_accessible || !given;
+    const Matrix<T> Xc = centre_on_host ? Matrix<T>(X.rowwise() - mean.transpose()) : Matrix<T>();
     const double tol = absolute_tolerance(X, means);
     const auto rows = detail::partition_rows(exec_, X.rows());
     const auto k = static_cast<index_t>(params.n_clusters);
+
+    // Outside the host the centred rows go to the space once, for all runs (a device copy;
+    // borrowed on the CPU Thrust systems).
+    [[maybe_unused]] const auto in_space = centred_in_space(X, Xc, mean);
 
     std::mt19937_64 engine(params.random_state);
     const std::int64_t runs = given ? 1 : params.n_init;
@@ -190,8 +226,16 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
                 " labels changed, centre shift " + onelearn::detail::format_quantity(shift),
             static_cast<double>(iterations_done), bound, onelearn::detail::Remaining::at_most);
       };
-      auto result = detail::lloyd<T>(exec_, rows, Xc, std::move(start),
-                                     static_cast<index_t>(params.max_iter), tol, true, report);
+      auto result = [&] {
+        if constexpr (on_host) {
+          return detail::lloyd<T>(exec_, rows, Xc, std::move(start),
+                                  static_cast<index_t>(params.max_iter), tol, true, report);
+        } else {
+          return detail::lloyd_in_space<T>(exec_, space_, rows, X, mean, in_space.view(),
+                                           std::move(start),
+                                           static_cast<index_t>(params.max_iter), tol, report);
+        }
+      }();
       if (progress.enabled()) {
         progress.step(run_text + " done: " + std::to_string(result.n_iter) +
                           " iterations, inertia " +
@@ -222,7 +266,15 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
   [[nodiscard]] Labels predict(const MatrixRef<T>& X) const {
     check_input("KMeans.predict", X);
     Labels labels(X.rows());
-    detail::nearest_rows<T>(X, cluster_centers_, center_norms_, labels);
+    if constexpr (on_host) {
+      detail::nearest_rows<T>(X, cluster_centers_, center_norms_, labels);
+    } else {
+      // In the space: X goes there (a copy on a device), the labels come back.
+      const auto rows = space::to_space(space_, X);
+      space::vector<Space, std::int64_t> found(space_, X.rows());
+      nearest_rows(space_, rows.view(), cluster_centers_, found.mutable_view());
+      labels = found.to_host();
+    }
     return labels;
   }
 
@@ -281,8 +333,27 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// Where fit's Lloyd iterations and predict run (space::host by default).
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  private:
+  static constexpr bool on_host = std::is_same_v<Space, space::host>;
+
+  /// The centred rows in the space for fit: nothing on the host (its kernels read Xc), Xc
+  /// borrowed by a CPU Thrust space, and on a device Xc copied, or X copied and centred there.
+  auto centred_in_space(const MatrixRef<T>& X, const Matrix<T>& Xc, const Vector<T>& mean) const {
+    if constexpr (on_host) {
+      return 0;
+    } else if constexpr (Space::host_accessible) {
+      return space::to_space(space_, Xc);
+    } else {
+      if (Xc.size() > 0) return space::to_space(space_, Xc);
+      auto rows = space::to_space(space_, X);
+      subtract_from_rows(space_, rows.mutable_view(), mean);
+      return rows;
+    }
+  }
+
   void check_params(std::string_view where, index_t n_features) const {
     const Params& params = this->params_;
     const auto fail = [&](const std::string& what) {
@@ -351,6 +422,7 @@ class KMeans : public WithParams<KMeans<T, Exec>, KMeansParams> {
   }
 
   Exec exec_;
+  Space space_;
   Matrix<T> init_centers_;
   Matrix<T> cluster_centers_;
   Vector<T> center_norms_;

@@ -138,6 +138,16 @@ Matrix<double> class_square_deviations(const host&, matrix_view<const T> X,
   return out;
 }
 
+/// X(i, j) -= values[j] for every row, in T (centring rows in place, in the space: KMeans on a
+/// device centres its copy of the rows there).
+template <class T>
+void subtract_from_rows(const host&, matrix_view<T> X, const Vector<T>& values) {
+  for (index_t i = 0; i < X.rows; ++i) {
+    T* row = X.row(i);
+    for (index_t j = 0; j < X.cols; ++j) row[j] -= values(j);
+  }
+}
+
 // --- Distances (KMeans, kNN) -------------------------------------------------------------------
 
 /// D(i, j) = ||x_i - y_j||^2 by the expansion, in T, clamped at 0 (rows(X) x rows(Y), in the

@@ -56,6 +56,7 @@
  *
  * The kernels, each `f(space, ...)` for every space (space/host.hpp lists them with their
  * contracts; `space/detail/thrust_kernels.hpp` is the Thrust side):
+ * - `subtract_from_rows`: x_i -= v in place, in T (KMeans centres its device copy there);
  * - `column_sums`, `centered_square_sums`: column moments, weighted or not (StandardScaler,
  *   the linear models' means);
  * - `class_sums`, `class_square_deviations`: per-class moments (GaussianNB);

@@ -17,6 +17,7 @@
 // per row or chunk, no shared-memory tiling) and the distances use no GEMM: tuning them is the
 // next step, behind the same functions.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +95,24 @@ struct add_partials {
   }
 };
 
+/// Groups of `group` partials added in chunk order, work item (group, column): the first level
+/// of add_partials_in_groups.
+struct add_partial_groups {
+  const double* partials;
+  double* sums;
+  index_t chunks;
+  index_t width;
+  index_t group;
+  ONELEARN_SPACE_HD void operator()(index_t e) const {
+    const index_t g = e / width;
+    const index_t j = e % width;
+    const index_t end = (g + 1) * group < chunks ? (g + 1) * group : chunks;
+    double total = 0;
+    for (index_t c = g * group; c < end; ++c) total += partials[c * width + j];
+    sums[g * width + j] = total;
+  }
+};
+
 template <class System, class F>
 void for_each_index(const tspace<System>& s, index_t n, const F& f) {
   if (n <= 0) return;
@@ -103,6 +122,25 @@ void for_each_index(const tspace<System>& s, index_t n, const F& f) {
     throw device_error("onelearn::space::" + std::string(tspace<System>::name) +
                        ": a kernel failed: " + e.what());
   }
+}
+
+/// totals[j] = the sum over chunks of partials[c * width + j], in two levels: groups of 64
+/// chunks in chunk order (width x groups work items), then the groups in order. One work item
+/// per column adding thousands of chunks in a row waits on one load after another; this keeps
+/// the device busy. A fixed order, so the same bits on every run.
+template <class System>
+void add_partials_in_groups(const tspace<System>& s, const double* partials, index_t chunks,
+                            index_t width, double* totals) {
+  constexpr index_t group = 64;
+  const index_t groups = onelearn::detail::chunk_count(chunks, group);
+  if (groups <= 1) {
+    for_each_index(s, width, add_partials{partials, totals, chunks, width});
+    return;
+  }
+  auto sums = s.template allocate<double>(static_cast<std::size_t>(groups * width));
+  double* sum_data = tspace<System>::data(sums);
+  for_each_index(s, groups * width, add_partial_groups{partials, sum_data, chunks, width, group});
+  for_each_index(s, width, add_partials{sum_data, totals, groups, width});
 }
 
 /// The sum over rows [0, n) of body's per-row contributions (width doubles), to the host.
@@ -120,8 +158,64 @@ Vector<double> chunked_sum(const tspace<System>& s, index_t n, index_t width, in
                  chunk_pass<Body>{body, n, plan.grain, width, scratch, partial_data,
                                   tspace<System>::data(own)});
   auto totals = s.template allocate<double>(static_cast<std::size_t>(width));
-  for_each_index(s, width,
-                 add_partials{partial_data, tspace<System>::data(totals), plan.chunks, width});
+  // The CPU systems have at most max_partials (64) chunks: one group, added in chunk order.
+  add_partials_in_groups(s, partial_data, plan.chunks, width, tspace<System>::data(totals));
+  s.copy_to_host(tspace<System>::data(totals), static_cast<std::size_t>(width), out.data());
+  return out;
+}
+
+/// The column-parallel form of chunked_sum, for a device's many cheap threads: work item
+/// (chunk c, lane l) runs the rows of chunk c in order and adds each row's contributions to the
+/// entries of c's partial that lane l owns (body.zero(l, partial), then body.lane(i, l,
+/// partial)). Every entry is owned by one lane whatever the row, so each entry is still summed
+/// in row order within its chunk, and the partials are added in chunk order: deterministic, with
+/// no atomics. Consecutive work items are the lanes of one chunk, so a warp reads a row's
+/// columns together (coalesced) instead of one row per thread, and there are chunks x lanes
+/// threads instead of chunks.
+template <class Body>
+struct wide_chunk_pass {
+  Body body;
+  index_t n;
+  index_t grain;
+  index_t width;
+  index_t lanes;
+  double* partials;
+
+  ONELEARN_SPACE_HD void operator()(index_t e) const {
+    const index_t chunk = e / lanes;
+    const index_t lane = e % lanes;
+    double* out = partials + chunk * width;
+    body.zero(lane, out);
+    const index_t begin = chunk * grain;
+    const index_t end = begin + grain < n ? begin + grain : n;
+    for (index_t i = begin; i < end; ++i) body.lane(i, lane, out);
+  }
+};
+
+/// Rows per chunk for wide_chunked_sum: about 2^17 work items, at least 16 rows a chunk, the
+/// partials under 64 MiB.
+inline index_t wide_grain(index_t n, index_t width, index_t lanes) {
+  const index_t target_chunks = std::max<index_t>((index_t{1} << 17) / std::max<index_t>(lanes, 1), 1);
+  const index_t memory_chunks = std::max<index_t>((index_t{64} << 20) / (8 * std::max<index_t>(width, 1)), 1);
+  const index_t chunks = std::max<index_t>(std::min(target_chunks, memory_chunks), 1);
+  return std::max<index_t>(onelearn::detail::chunk_count(n, chunks), 16);
+}
+
+/// The sum over rows [0, n) of body's per-row contributions (width doubles), lane by lane.
+template <class System, class Body>
+Vector<double> wide_chunked_sum(const tspace<System>& s, index_t n, index_t width, index_t lanes,
+                                const Body& body) {
+  tspace<System>::prepare();
+  Vector<double> out = Vector<double>::Zero(width);
+  if (n <= 0 || width <= 0) return out;
+  const index_t grain = wide_grain(n, width, lanes);
+  const index_t chunks = onelearn::detail::chunk_count(n, grain);
+  auto partials = s.template allocate<double>(static_cast<std::size_t>(chunks * width));
+  double* partial_data = tspace<System>::data(partials);
+  for_each_index(s, chunks * lanes,
+                 wide_chunk_pass<Body>{body, n, grain, width, lanes, partial_data});
+  auto totals = s.template allocate<double>(static_cast<std::size_t>(width));
+  add_partials_in_groups(s, partial_data, chunks, width, tspace<System>::data(totals));
   s.copy_to_host(tspace<System>::data(totals), static_cast<std::size_t>(width), out.data());
   return out;
 }
@@ -238,6 +332,34 @@ struct lloyd_sums_body {
 
 /// [lower triangle of G, packed by rows (p(p+1)/2) | x~^T y~ (p) | y~^T y~]; scratch: the
 /// centred, weighted row (p).
+/// lloyd_sums_body by lanes (wide_chunked_sum): lane j < p owns column j of every cluster's
+/// sum, lane p the counts and the changed labels.
+template <class T>
+struct lloyd_sums_lanes {
+  matrix_view<const T> X;
+  const std::int64_t* labels;
+  vector_view<const std::int64_t> previous;
+  index_t k;
+  ONELEARN_SPACE_HD void zero(index_t lane, double* out) const {
+    const index_t p = X.cols;
+    if (lane < p) {
+      for (index_t c = 0; c < k; ++c) out[c * p + lane] = 0;
+    } else {
+      for (index_t c = 0; c <= k; ++c) out[k * p + c] = 0;
+    }
+  }
+  ONELEARN_SPACE_HD void lane(index_t i, index_t lane, double* out) const {
+    const index_t p = X.cols;
+    const auto label = static_cast<index_t>(labels[i]);
+    if (lane < p) {
+      out[label * p + lane] += static_cast<double>(X(i, lane));
+    } else {
+      out[k * p + label] += 1;
+      if (previous.empty() || previous[i] != labels[i]) out[k * p + k] += 1;
+    }
+  }
+};
+
 template <class T>
 struct gram_body {
   matrix_view<const T> X;
@@ -325,6 +447,101 @@ struct logistic_body {
 
 // --- Per-row kernels ---------------------------------------------------------------------------
 
+/// The per-row half of logistic_body, one work item per row (the device's form): the loss term
+/// into loss[i] and the residuals, what multiplies x_i in the gradient, into R[i * k + c]
+/// (binary: R[i] = w (sigmoid(z) - t)).
+template <class T>
+struct logistic_rows_kernel {
+  matrix_view<const T> X;
+  vector_view<const index_t> class_of;
+  vector_view<const T> w;
+  const double* params;  // k x q
+  index_t k;
+  bool binary;
+  bool fit_intercept;
+  double* loss;
+  double* R;
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    const T* x = X.row(i);
+    const index_t p = X.cols;
+    const index_t q = p + (fit_intercept ? 1 : 0);
+    const double wi = weight_of(w, i);
+    const index_t y = class_of[i];
+    double* z = R + i * k;
+    for (index_t c = 0; c < k; ++c) {
+      const double* coef = params + c * q;
+      double s = 0;
+      for (index_t j = 0; j < p; ++j) s += static_cast<double>(x[j]) * coef[j];
+      z[c] = fit_intercept ? s + coef[p] : s;
+    }
+    if (binary) {
+      const double zi = z[0];
+      const double t = y == 1 ? 1.0 : 0.0;
+      loss[i] = wi * (softplus(zi) - t * zi);
+      z[0] = wi * (sigmoid(zi) - t);
+    } else {
+      double top = z[0];
+      for (index_t c = 1; c < k; ++c) top = z[c] > top ? z[c] : top;
+      double sum = 0;
+      for (index_t c = 0; c < k; ++c) sum += ::exp(z[c] - top);
+      const double lse = top + ::log(sum);
+      loss[i] = wi * (lse - z[y]);
+      for (index_t c = 0; c < k; ++c) z[c] = wi * ::exp(z[c] - lse);
+      z[y] -= wi;
+    }
+  }
+};
+
+/// The summing half by lanes (wide_chunked_sum) over [loss, gradient (k x q)]: lane j < p owns
+/// column j of every class's gradient, lane p the intercepts (with fit_intercept), the last lane
+/// the loss.
+struct logistic_lanes_base {
+  const double* loss;
+  const double* R;
+  index_t k;
+  index_t p;
+  bool fit_intercept;
+  [[nodiscard]] ONELEARN_SPACE_HD index_t q() const { return p + (fit_intercept ? 1 : 0); }
+  ONELEARN_SPACE_HD void zero(index_t lane, double* out) const {
+    if (lane == q()) {
+      out[0] = 0;
+      return;
+    }
+    for (index_t c = 0; c < k; ++c) out[1 + c * q() + lane] = 0;
+  }
+};
+
+template <class T>
+struct logistic_lanes : logistic_lanes_base {
+  matrix_view<const T> X;
+  ONELEARN_SPACE_HD void lane(index_t i, index_t lane, double* out) const {
+    const index_t width = q();
+    if (lane == width) {
+      out[0] += loss[i];
+      return;
+    }
+    const double* r = R + i * k;
+    if (lane < p) {
+      const double xj = static_cast<double>(X(i, lane));
+      for (index_t c = 0; c < k; ++c) out[1 + c * width + lane] += r[c] * xj;
+    } else {
+      for (index_t c = 0; c < k; ++c) out[1 + c * width + lane] += r[c];
+    }
+  }
+};
+
+/// X(i, j) -= values[j], in T: one work item per entry.
+template <class T>
+struct subtract_row_kernel {
+  matrix_view<T> X;
+  const T* values;
+  ONELEARN_SPACE_HD void operator()(index_t e) const {
+    const index_t i = e / X.cols;
+    const index_t j = e % X.cols;
+    X(i, j) -= values[j];
+  }
+};
+
 template <class T>
 struct squared_norms_kernel {
   matrix_view<const T> X;
@@ -344,25 +561,37 @@ struct nearest_kernel {
   matrix_view<const T> C;
   const T* c_norms;
   std::int64_t* labels;
+  // Centres a few at a time, each dot product still summed over j in order: one read of x's
+  // feature serves `tile` centres (held in registers), instead of one read per centre.
+  static constexpr index_t tile = 4;
   ONELEARN_SPACE_HD void operator()(index_t i) const {
     const T* x = X.row(i);
     index_t best = C.rows > 0 ? 0 : -1;
     T best_value = 0;
-    for (index_t c = 0; c < C.rows; ++c) {
-      const T* center = C.row(c);
-      T dot = 0;
-      for (index_t j = 0; j < X.cols; ++j) dot += x[j] * center[j];
-      const T value = c_norms[c] - T(2) * dot;
-      if (c == 0 || value < best_value) {
-        best_value = value;
-        best = c;
+    for (index_t c0 = 0; c0 < C.rows; c0 += tile) {
+      const index_t m = C.rows - c0 < tile ? C.rows - c0 : tile;
+      T dot[tile] = {};
+      for (index_t j = 0; j < X.cols; ++j) {
+        const T xj = x[j];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (index_t t = 0; t < tile; ++t) {
+          if (t < m) dot[t] += xj * C(c0 + t, j);
+        }
+      }
+      for (index_t t = 0; t < m; ++t) {
+        const T value = c_norms[c0 + t] - T(2) * dot[t];
+        if (c0 + t == 0 || value < best_value) {
+          best_value = value;
+          best = c0 + t;
+        }
       }
     }
     labels[i] = static_cast<std::int64_t>(best);
   }
 };
 
-/// D(i, j) = max(0, -2 x_i.y_j + ||x_i||^2 + ||y_j||^2), in T (the host kernel's order).
 template <class T>
 struct pairwise_kernel {
   matrix_view<const T> X;
@@ -387,11 +616,13 @@ struct pairwise_kernel {
 /// ||a - b||^2, subtracting first, in double, in index order: the host's exact distance
 /// (core/detail/exact_neighbours.hpp), with no fused multiply-add on the device either, so the
 /// same bits in every space.
+/// sum_j (a_j - b_j)^2 in double, subtracting first, in j order, with no fused multiply-add
+/// (the host computes it so too): the same bits in every space. a_j is a[j * a_step].
 template <class T>
-ONELEARN_SPACE_HD double exact_squared_distance(const T* a, const T* b, index_t p) {
+ONELEARN_SPACE_HD double exact_squared_distance(const T* a, index_t a_step, const T* b, index_t p) {
   double sum = 0;
   for (index_t j = 0; j < p; ++j) {
-    const double d = static_cast<double>(a[j]) - static_cast<double>(b[j]);
+    const double d = static_cast<double>(a[j * a_step]) - static_cast<double>(b[j]);
 #if defined(__CUDA_ARCH__)
     sum = __dadd_rn(sum, __dmul_rn(d, d));
 #else
@@ -400,6 +631,24 @@ ONELEARN_SPACE_HD double exact_squared_distance(const T* a, const T* b, index_t 
   }
   return sum;
 }
+
+template <class T>
+ONELEARN_SPACE_HD double exact_squared_distance(const T* a, const T* b, index_t p) {
+  return exact_squared_distance(a, 1, b, p);
+}
+
+/// out[j * rows + i] = X(i, j): the queries feature-major, so that the work items of a warp (one
+/// query each) read a feature of their queries from consecutive addresses.
+template <class T>
+struct transpose_kernel {
+  matrix_view<const T> X;
+  T* out;
+  ONELEARN_SPACE_HD void operator()(index_t e) const {
+    const index_t j = e / X.rows;
+    const index_t i = e % X.rows;
+    out[j * X.rows + i] = X(i, j);
+  }
+};
 
 template <class T>
 struct paired_kernel {
@@ -416,65 +665,119 @@ struct paired_kernel {
 /// order through a max-heap of the k best so far (in the output arrays); a row joins only if
 /// strictly nearer than the heap's worst, so ties go to the lower row. A heap sort then leaves
 /// the list in ascending order. O(n log k) per query.
+/// Ordering of candidate neighbours: by squared distance, then by row.
+ONELEARN_SPACE_HD inline bool neighbour_after(const double* d, const std::int64_t* id, index_t a,
+                                              index_t b) {
+  return d[a] > d[b] || (d[a] == d[b] && id[a] > id[b]);
+}
+ONELEARN_SPACE_HD inline void neighbour_swap(double* d, std::int64_t* id, index_t a, index_t b) {
+  const double td = d[a];
+  d[a] = d[b];
+  d[b] = td;
+  const std::int64_t ti = id[a];
+  id[a] = id[b];
+  id[b] = ti;
+}
+/// The max-heap (by neighbour_after) of `size` candidates at d, id: restore it below `at`.
+ONELEARN_SPACE_HD inline void neighbour_sift_down(double* d, std::int64_t* id, index_t at,
+                                                  index_t size) {
+  for (;;) {
+    const index_t left = 2 * at + 1;
+    if (left >= size) return;
+    index_t top = left;
+    if (left + 1 < size && neighbour_after(d, id, left + 1, left)) top = left + 1;
+    if (!neighbour_after(d, id, top, at)) return;
+    neighbour_swap(d, id, top, at);
+    at = top;
+  }
+}
+/// Adds (s, j) to the heap of at most k nearest, which holds `size` of them; returns the new size.
+ONELEARN_SPACE_HD inline index_t neighbour_offer(double* d, std::int64_t* id, index_t size,
+                                                 index_t k, double s, std::int64_t j) {
+  if (size < k) {
+    index_t at = size++;
+    d[at] = s;
+    id[at] = j;
+    while (at > 0 && neighbour_after(d, id, at, (at - 1) / 2)) {
+      neighbour_swap(d, id, at, (at - 1) / 2);
+      at = (at - 1) / 2;
+    }
+  } else if (s < d[0] || (s == d[0] && j < id[0])) {
+    d[0] = s;
+    id[0] = j;
+    neighbour_sift_down(d, id, 0, k);
+  }
+  return size;
+}
+/// The heap of `size` candidates sorted in place, nearest first.
+ONELEARN_SPACE_HD inline void neighbour_sort(double* d, std::int64_t* id, index_t size) {
+  for (index_t last = size - 1; last > 0; --last) {
+    neighbour_swap(d, id, 0, last);
+    neighbour_sift_down(d, id, 0, last);
+  }
+}
+
+/// The k nearest rows of segment `s` of X (rows [s * segment_rows, ...)) to query q, work item
+/// e = s * queries + q (so that a warp's queries read the same training row together), sorted,
+/// at (q * segments + s) * k; slots left over (a segment of fewer than k rows) get row -1. With
+/// one segment this is the whole search.
 template <class T>
 struct nearest_k_kernel {
   matrix_view<const T> X;
-  matrix_view<const T> Q;
+  /// Query q's feature f is queries[q * query_step + f * feature_step]: row-major (stride, 1),
+  /// or feature-major (1, number of queries) as transpose_kernel writes them.
+  const T* queries;
+  index_t n_queries;
+  index_t query_step;
+  index_t feature_step;
+  index_t k;
+  index_t segments;
+  index_t segment_rows;
+  double* distances;
+  std::int64_t* indices;
+
+  ONELEARN_SPACE_HD void operator()(index_t e) const {
+    const index_t q = e % n_queries;
+    const index_t segment = e / n_queries;
+    double* d = distances + (q * segments + segment) * k;
+    std::int64_t* id = indices + (q * segments + segment) * k;
+    const T* query = queries + q * query_step;
+    const index_t begin = segment * segment_rows;
+    const index_t end = begin + segment_rows < X.rows ? begin + segment_rows : X.rows;
+    index_t size = 0;
+    for (index_t j = begin; j < end; ++j) {
+      size = neighbour_offer(d, id, size, k,
+                             exact_squared_distance(query, feature_step, X.row(j), X.cols), j);
+    }
+    neighbour_sort(d, id, size);
+    for (index_t t = size; t < k; ++t) {
+      d[t] = 0;
+      id[t] = -1;
+    }
+  }
+};
+
+/// Each query's k nearest among its segments' candidates (nearest_k_kernel's output), sorted,
+/// at q * k: the same rows in the same order as one pass over all rows, since (distance, row)
+/// orders the candidates totally.
+struct merge_neighbours_kernel {
+  const double* candidate_distances;
+  const std::int64_t* candidate_indices;
+  index_t segments;
   index_t k;
   double* distances;
   std::int64_t* indices;
 
-  /// (d[a], id[a]) after (d[b], id[b]).
-  ONELEARN_SPACE_HD static bool after(const double* d, const std::int64_t* id, index_t a,
-                                      index_t b) {
-    return d[a] > d[b] || (d[a] == d[b] && id[a] > id[b]);
-  }
-  ONELEARN_SPACE_HD static void swap(double* d, std::int64_t* id, index_t a, index_t b) {
-    const double td = d[a];
-    d[a] = d[b];
-    d[b] = td;
-    const std::int64_t ti = id[a];
-    id[a] = id[b];
-    id[b] = ti;
-  }
-  /// Restores the max-heap below `at` among the first `size` entries.
-  ONELEARN_SPACE_HD static void sift_down(double* d, std::int64_t* id, index_t at, index_t size) {
-    for (;;) {
-      const index_t left = 2 * at + 1;
-      if (left >= size) return;
-      index_t top = left;
-      if (left + 1 < size && after(d, id, left + 1, left)) top = left + 1;
-      if (!after(d, id, top, at)) return;
-      swap(d, id, top, at);
-      at = top;
-    }
-  }
-
   ONELEARN_SPACE_HD void operator()(index_t q) const {
     double* d = distances + q * k;
     std::int64_t* id = indices + q * k;
-    const T* query = Q.row(q);
     index_t size = 0;
-    for (index_t j = 0; j < X.rows; ++j) {
-      const double s = exact_squared_distance(query, X.row(j), X.cols);
-      if (size < k) {
-        index_t at = size++;
-        d[at] = s;
-        id[at] = j;
-        while (at > 0 && after(d, id, at, (at - 1) / 2)) {
-          swap(d, id, at, (at - 1) / 2);
-          at = (at - 1) / 2;
-        }
-      } else if (s < d[0]) {
-        d[0] = s;
-        id[0] = j;
-        sift_down(d, id, 0, k);
+    for (index_t c = q * segments * k; c < (q + 1) * segments * k; ++c) {
+      if (candidate_indices[c] >= 0) {
+        size = neighbour_offer(d, id, size, k, candidate_distances[c], candidate_indices[c]);
       }
     }
-    for (index_t last = size - 1; last > 0; --last) {
-      swap(d, id, 0, last);
-      sift_down(d, id, 0, last);
-    }
+    neighbour_sort(d, id, size);
   }
 };
 
@@ -524,6 +827,15 @@ Matrix<double> class_square_deviations(const thrust_space<System>& s, matrix_vie
 }
 
 template <class System, class T>
+void subtract_from_rows(const thrust_space<System>& s, matrix_view<T> X, const Vector<T>& values) {
+  using S = thrust_space<System>;
+  S::prepare();
+  if (X.rows == 0 || X.cols == 0) return;
+  const auto v = detail::small_copy(s, values.data(), values.size());
+  detail::for_each_index(s, X.rows * X.cols, detail::subtract_row_kernel<T>{X, S::data(v)});
+}
+
+template <class System, class T>
 matrix<thrust_space<System>, T> pairwise_squared_distances(const thrust_space<System>& s,
                                                            matrix_view<const T> X,
                                                            matrix_view<const T> Y) {
@@ -554,20 +866,36 @@ void nearest_rows(const thrust_space<System>& s, matrix_view<const T> X,
   detail::for_each_index(s, X.rows, detail::nearest_kernel<T>{X, C, S::data(cn), labels.data});
 }
 
+namespace detail {
+
+/// lloyd_step's sums by rows (one work item per chunk: the CPU systems' form, the host's
+/// chunks) or by lanes (wide_chunked_sum: the device's form).
 template <class System, class T>
-lloyd_sums lloyd_step(const thrust_space<System>& s, matrix_view<const T> X,
-                      const host_rows<T>& centers, vector_view<std::int64_t> labels,
-                      vector_view<const std::int64_t> previous) {
+lloyd_sums lloyd_step_as(const thrust_space<System>& s, matrix_view<const T> X,
+                         const host_rows<T>& centers, vector_view<std::int64_t> labels,
+                         vector_view<const std::int64_t> previous, bool by_lanes) {
   const index_t k = centers.rows();
   const index_t p = X.cols;
   nearest_rows(s, X, centers, labels);
-  const Vector<double> total = detail::chunked_sum(
-      s, X.rows, k * p + k + 1, 0, detail::lloyd_sums_body<T>{X, labels.data, previous, k});
+  const index_t width = k * p + k + 1;
+  const Vector<double> total =
+      by_lanes ? wide_chunked_sum(s, X.rows, width, p + 1,
+                                  lloyd_sums_lanes<T>{X, labels.data, previous, k})
+               : chunked_sum(s, X.rows, width, 0, lloyd_sums_body<T>{X, labels.data, previous, k});
   lloyd_sums out;
   out.sums = Eigen::Map<const Matrix<double>>(total.data(), k, p);
   out.counts = total.segment(k * p, k);
   out.changed = total(k * p + k);
   return out;
+}
+
+}  // namespace detail
+
+template <class System, class T>
+lloyd_sums lloyd_step(const thrust_space<System>& s, matrix_view<const T> X,
+                      const host_rows<T>& centers, vector_view<std::int64_t> labels,
+                      vector_view<const std::int64_t> previous) {
+  return detail::lloyd_step_as(s, X, centers, labels, previous, thrust_space<System>::is_device);
 }
 
 template <class System, class T>
@@ -586,23 +914,71 @@ Vector<double> paired_squared_distances(const thrust_space<System>& s, matrix_vi
   return out;
 }
 
+namespace detail {
+
+/// nearest_k with the rows of X cut into `segments` (each searched for every query by its own
+/// work item, then one merge per query): the same neighbours as one pass, with segments x queries
+/// work items, enough to fill a device when the queries alone are too few. Segments hold at
+/// least k rows. With `feature_major` the queries are read from a feature-major copy.
 template <class System, class T>
-neighbours nearest_k(const thrust_space<System>& s, matrix_view<const T> X,
-                     matrix_view<const T> queries, index_t k) {
+neighbours nearest_k_in_segments(const thrust_space<System>& s, matrix_view<const T> X,
+                                 matrix_view<const T> queries, index_t k, index_t segments,
+                                 bool feature_major) {
   using S = thrust_space<System>;
   S::prepare();
   neighbours out;
   const index_t k_local = std::min(k, X.rows);
   out.resize(queries.rows, k_local);
   if (k_local <= 0 || queries.rows == 0) return out;
+  const index_t segment_rows =
+      std::max(k_local, onelearn::detail::chunk_count(X.rows, std::max<index_t>(segments, 1)));
+  segments = onelearn::detail::chunk_count(X.rows, segment_rows);
   const auto size = static_cast<std::size_t>(queries.rows * k_local);
   auto d = s.template allocate<double>(size);
   auto id = s.template allocate<std::int64_t>(size);
-  detail::for_each_index(s, queries.rows,
-                         detail::nearest_k_kernel<T>{X, queries, k_local, S::data(d), S::data(id)});
+  // Feature-major queries (a small copy) for a device, whose warps read them together.
+  typename S::template buffer<T> transposed;
+  nearest_k_kernel<T> search{X, queries.data, queries.rows, queries.stride, 1, k_local, segments,
+                             segment_rows, S::data(d), S::data(id)};
+  if (feature_major) {
+    transposed = s.template allocate<T>(static_cast<std::size_t>(queries.rows * queries.cols));
+    for_each_index(s, queries.rows * queries.cols, transpose_kernel<T>{queries, S::data(transposed)});
+    search.queries = S::data(transposed);
+    search.query_step = 1;
+    search.feature_step = queries.rows;
+  }
+  if (segments == 1) {
+    for_each_index(s, queries.rows, search);
+  } else {
+    const auto candidates = size * static_cast<std::size_t>(segments);
+    auto cd = s.template allocate<double>(candidates);
+    auto cid = s.template allocate<std::int64_t>(candidates);
+    search.distances = S::data(cd);
+    search.indices = S::data(cid);
+    for_each_index(s, queries.rows * segments, search);
+    for_each_index(s, queries.rows,
+                   merge_neighbours_kernel{S::data(cd), S::data(cid), segments, k_local, S::data(d),
+                                           S::data(id)});
+  }
   s.copy_to_host(S::data(d), size, out.distances.data());
   s.copy_to_host(S::data(id), size, out.indices.data());
   return out;
+}
+
+}  // namespace detail
+
+template <class System, class T>
+neighbours nearest_k(const thrust_space<System>& s, matrix_view<const T> X,
+                     matrix_view<const T> queries, index_t k) {
+  // A device: about 2^17 work items, segments of at least 64 rows. CPU systems: one pass per
+  // query (their threads are few; the queries already fill them).
+  index_t segments = 1;
+  if constexpr (thrust_space<System>::is_device) {
+    const index_t wanted = onelearn::detail::chunk_count(index_t{1} << 17, std::max<index_t>(queries.rows, 1));
+    segments = std::max<index_t>(1, std::min(wanted, X.rows / std::max<index_t>(k, 64)));
+  }
+  return detail::nearest_k_in_segments(s, X, queries, k, segments,
+                                       thrust_space<System>::is_device);
 }
 
 /// The Gram sums by a Thrust reduction (every system; on CUDA, gram() uses cuBLAS unless
@@ -654,21 +1030,48 @@ gram_sums gram(const thrust_space<System>& s, matrix_view<const T> X, vector_vie
 #endif
 }
 
+namespace detail {
+
+/// logistic_loss_gradient in one pass of a work item per chunk (the CPU systems' form), or in
+/// two (the device's form): a work item per row for the logits, loss and residuals, then the
+/// sums by lanes (wide_chunked_sum).
+template <class System, class T>
+double logistic_loss_gradient_as(const thrust_space<System>& s, matrix_view<const T> X,
+                                 vector_view<const index_t> class_of, vector_view<const T> weights,
+                                 bool binary, bool fit_intercept, const MatrixRef<double>& params,
+                                 Eigen::Ref<Matrix<double>> grad, bool by_lanes) {
+  using S = thrust_space<System>;
+  S::prepare();
+  const index_t k = params.rows();
+  const index_t q = params.cols();
+  const auto coef = small_matrix<System, double>(s, params);
+  Vector<double> total;
+  if (!by_lanes) {
+    total = chunked_sum(s, X.rows, 1 + k * q, k,
+                        logistic_body<T>{X, class_of, weights, S::data(coef), k, binary,
+                                         fit_intercept});
+  } else {
+    auto loss = s.template allocate<double>(static_cast<std::size_t>(X.rows));
+    auto residuals = s.template allocate<double>(static_cast<std::size_t>(X.rows * k));
+    for_each_index(s, X.rows,
+                   logistic_rows_kernel<T>{X, class_of, weights, S::data(coef), k, binary,
+                                           fit_intercept, S::data(loss), S::data(residuals)});
+    const logistic_lanes<T> lanes{{S::data(loss), S::data(residuals), k, X.cols, fit_intercept}, X};
+    total = wide_chunked_sum(s, X.rows, 1 + k * q, q + 1, lanes);
+  }
+  grad = Eigen::Map<const Matrix<double>>(total.data() + 1, k, q);
+  return total(0);
+}
+
+}  // namespace detail
+
 template <class System, class T>
 double logistic_loss_gradient(const thrust_space<System>& s, matrix_view<const T> X,
                               vector_view<const index_t> class_of, vector_view<const T> weights,
                               bool binary, bool fit_intercept, const MatrixRef<double>& params,
                               Eigen::Ref<Matrix<double>> grad) {
-  thrust_space<System>::prepare();
-  const index_t k = params.rows();
-  const index_t q = params.cols();
-  const auto coef = detail::small_matrix<System, double>(s, params);
-  const Vector<double> total = detail::chunked_sum(
-      s, X.rows, 1 + k * q, k,
-      detail::logistic_body<T>{X, class_of, weights, thrust_space<System>::data(coef), k, binary,
-                               fit_intercept});
-  grad = Eigen::Map<const Matrix<double>>(total.data() + 1, k, q);
-  return total(0);
+  return detail::logistic_loss_gradient_as(s, X, class_of, weights, binary, fit_intercept, params,
+                                           grad, thrust_space<System>::is_device);
 }
 
 }  // namespace onelearn::space
