@@ -167,10 +167,11 @@ void bench_logreg(const S& s, int repeats) {
   double copy = 0;
   const auto Xs = timed_to_space(s, X, copy);
   const auto ys = space::to_space(s, std::span<const index_t>(y));
-  Matrix<double> params = Matrix<double>::Constant(k, p + 1, 0.001);
+  Matrix<double> params;
   Matrix<double> grad(k, p + 1);
   double loss = 0;
   const double seconds = best_seconds(repeats, [&] {
+    params = Matrix<double>::Constant(k, p + 1, 0.001);
     for (int evaluation = 0; evaluation < 100; ++evaluation) {
       params(evaluation % k, evaluation % p) += 1e-4;  // a new point each time, as L-BFGS's
       loss = space::logistic_loss_gradient(s, Xs.view(), ys.view(), {}, false, true, params, grad);
