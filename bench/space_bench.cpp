@@ -8,21 +8,26 @@
 // (space_bench_cuda.cu, built with ONELEARN_CUDA=ON; scripts/test-gpu.sh runs it).
 //
 // Workloads (the data is made here, seeded, the same in every space and on every machine):
-//   kmeans  cluster::KMeans<double, exec::local, Space>: the kmeans workload (200k x 32, 16
-//           blobs, k = 16, init the first 16 rows, one run, 30 Lloyd iterations, tol 0). The
-//           fit's wall time, everything included (checks, means, the copy to the space);
-//           quality: the inertia.
-//   lloyd   the kernel under it: 30 space::lloyd_step on the same rows, already in the space.
-//   knn     space::nearest_k: 20k x 32 rows, 5k queries, k = 5 (the knn workload's search).
-//   logreg  100 space::logistic_loss_gradient on 50k x 64, 10 classes (L-BFGS's evaluations).
-//   ridge   space::gram with y on 500k x 64 (the normal equations' sums).
-//   pca     space::gram without y on 100k x 128 (the covariance).
-//   scaler  space::column_sums and centered_square_sums on 1M x 32 (StandardScaler's fit).
-//   gnb     space::class_sums and class_square_deviations on 500k x 32, 4 classes (GaussianNB).
-// For the kernels, "seconds" is the best of --repeats runs (default 3) with the rows already in
-// the space, after one run that is not timed (a device's first kernels load their code), and
-// "copy_seconds" the one copy of the rows into the space (0 where the space borrows them).
-// "quality" is a sum of the results, for comparing spaces, not a model score.
+// the estimators, on the shapes of bench/README.md's workloads, each fit's wall time with
+// everything in it (checks, the copy to the space):
+//   kmeans  cluster::KMeans<double, exec::local, Space>: 200k x 32, 16 blobs, k = 16, init the
+//           first 16 rows, one run, 30 Lloyd iterations, tol 0; quality: the inertia.
+//   knn     neighbors::KNeighborsClassifier: 20k x 32 rows of 5 blobs, k = 5, fit and predict of
+//           5k queries; quality: their accuracy.
+//   logreg  linear_model::LogisticRegression: 50k x 64, 10 blobs, C = 1, 100 L-BFGS iterations at
+//           most; quality: the training accuracy.
+// and the kernels under them, with the rows already in the space:
+//   lloyd        30 space::lloyd_step on kmeans' rows.
+//   knn_search   space::nearest_k: knn's rows and queries, k = 5.
+//   logreg_eval  100 space::logistic_loss_gradient on 50k x 64, 10 classes.
+//   ridge        space::gram with y on 500k x 64 (the normal equations' sums).
+//   pca          space::gram without y on 100k x 128 (the covariance).
+//   scaler       space::column_sums and centered_square_sums on 1M x 32 (StandardScaler's fit).
+//   gnb          space::class_sums and class_square_deviations on 500k x 32, 4 classes.
+// For the kernels "seconds" is the best of --repeats runs (default 3) after one run that is not
+// timed (a device's first kernels load their code), and "copy_seconds" the one copy of the rows
+// into the space (0 where the space borrows them); for them "quality" is a checksum, for
+// comparing spaces, not a model score.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -41,6 +46,8 @@
 #include "onelearn/cluster/k_means.hpp"
 #include "onelearn/core/version.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/linear_model/logistic_regression.hpp"
+#include "onelearn/neighbors/k_neighbors_classifier.hpp"
 #include "onelearn/space/space.hpp"
 
 namespace {
@@ -65,8 +72,10 @@ double best_seconds(int repeats, const std::function<void()>& work) {
   return best;
 }
 
-/// n x p rows around `blobs` centres (N(0, 1) noise around N(0, 5^2) centres), seeded.
-Matrix<double> blobs(index_t n, index_t p, index_t count, std::uint64_t seed) {
+/// n x p rows around `count` centres (N(0, spread^2) noise around N(0, 5^2) centres), seeded;
+/// `blob`, when given, receives each row's centre.
+Matrix<double> blobs(index_t n, index_t p, index_t count, std::uint64_t seed,
+                     onelearn::Labels* blob = nullptr, double spread = 1.0) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   Matrix<double> centres(count, p);
@@ -74,11 +83,18 @@ Matrix<double> blobs(index_t n, index_t p, index_t count, std::uint64_t seed) {
     for (index_t j = 0; j < p; ++j) centres(c, j) = 5.0 * normal(rng);
   }
   Matrix<double> X(n, p);
+  if (blob != nullptr) blob->resize(n);
   for (index_t i = 0; i < n; ++i) {
     const auto c = static_cast<index_t>(rng() % static_cast<std::uint64_t>(count));
-    for (index_t j = 0; j < p; ++j) X(i, j) = centres(c, j) + normal(rng);
+    if (blob != nullptr) (*blob)(i) = c;
+    for (index_t j = 0; j < p; ++j) X(i, j) = centres(c, j) + spread * normal(rng);
   }
   return X;
+}
+
+double accuracy(const onelearn::Labels& predicted, const onelearn::Labels& truth) {
+  return static_cast<double>((predicted.array() == truth.array()).count()) /
+         static_cast<double>(truth.size());
 }
 
 std::vector<index_t> classes(index_t n, index_t k, std::uint64_t seed) {
@@ -116,6 +132,33 @@ void bench_kmeans(const S& s, int repeats) {
 }
 
 template <class S>
+void bench_knn(const S& s, int repeats) {
+  // One draw split in two, so that the queries come from the same blobs; wide blobs (spread
+  // 8), so that the accuracy is not 1.
+  onelearn::Labels all_y;
+  const Matrix<double> all = blobs(25'000, 32, 5, 2, &all_y, 8.0);
+  const Matrix<double> X = all.topRows(20'000);
+  const onelearn::Labels y = all_y.head(20'000);
+  const Matrix<double> Q = all.bottomRows(5'000);
+  const onelearn::Labels truth = all_y.tail(5'000);
+  onelearn::neighbors::KNeighborsClassifier<double, onelearn::exec::local, S> knn(
+      {.n_neighbors = 5}, {}, s);
+  onelearn::Labels predicted;
+  const double seconds = best_seconds(repeats, [&] { predicted = knn.fit(X, y).predict(Q); });
+  print_line<S>("knn", seconds, 0.0, accuracy(predicted, truth));
+}
+
+template <class S>
+void bench_logreg(const S& s, int repeats) {
+  onelearn::Labels y;
+  const Matrix<double> X = blobs(50'000, 64, 10, 4, &y, 12.0);
+  onelearn::linear_model::LogisticRegression<double, onelearn::exec::local, S> clf(
+      {.C = 1.0, .max_iter = 100}, {}, s);
+  const double seconds = best_seconds(repeats, [&] { clf.fit(X, y); });
+  print_line<S>("logreg", seconds, 0.0, accuracy(clf.predict(X), y));
+}
+
+template <class S>
 void bench_lloyd(const S& s, int repeats) {
   const Matrix<double> X = blobs(200'000, 32, 16, 1);
   double copy = 0;
@@ -142,7 +185,7 @@ void bench_lloyd(const S& s, int repeats) {
 }
 
 template <class S>
-void bench_knn(const S& s, int repeats) {
+void bench_knn_search(const S& s, int repeats) {
   const Matrix<double> X = blobs(20'000, 32, 5, 2);
   const Matrix<double> Q = blobs(5'000, 32, 5, 3);
   double copy = 0;
@@ -154,11 +197,11 @@ void bench_knn(const S& s, int repeats) {
     const space::neighbours found = space::nearest_k(s, Xs.view(), Qs.view(), 5);
     checksum = std::accumulate(found.distances.begin(), found.distances.end(), 0.0);
   });
-  print_line<S>("knn", seconds, copy + copy_queries, checksum);
+  print_line<S>("knn_search", seconds, copy + copy_queries, checksum);
 }
 
 template <class S>
-void bench_logreg(const S& s, int repeats) {
+void bench_logreg_eval(const S& s, int repeats) {
   const index_t n = 50'000;
   const index_t p = 64;
   const index_t k = 10;
@@ -177,7 +220,7 @@ void bench_logreg(const S& s, int repeats) {
       loss = space::logistic_loss_gradient(s, Xs.view(), ys.view(), {}, false, true, params, grad);
     }
   });
-  print_line<S>("logreg", seconds, copy, loss + grad.sum());
+  print_line<S>("logreg_eval", seconds, copy, loss + grad.sum());
 }
 
 template <class S>
@@ -235,17 +278,19 @@ template <class S>
 int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
   for (const std::string& w : workloads) {
     if (w == "kmeans") bench_kmeans(s, repeats);
-    else if (w == "lloyd") bench_lloyd(s, repeats);
     else if (w == "knn") bench_knn(s, repeats);
     else if (w == "logreg") bench_logreg(s, repeats);
+    else if (w == "lloyd") bench_lloyd(s, repeats);
+    else if (w == "knn_search") bench_knn_search(s, repeats);
+    else if (w == "logreg_eval") bench_logreg_eval(s, repeats);
     else if (w == "ridge") bench_gram(s, repeats, "ridge", 500'000, 64, true);
     else if (w == "pca") bench_gram(s, repeats, "pca", 100'000, 128, false);
     else if (w == "scaler") bench_scaler(s, repeats);
     else if (w == "gnb") bench_gnb(s, repeats);
     else {
       std::fprintf(stderr,
-                   "onelearn-space-bench: expected a workload among kmeans lloyd knn logreg ridge "
-                   "pca scaler gnb, found '%s'\n", w.c_str());
+                   "onelearn-space-bench: expected a workload among kmeans knn logreg lloyd "
+                   "knn_search logreg_eval ridge pca scaler gnb, found '%s'\n", w.c_str());
       return 2;
     }
   }
@@ -288,7 +333,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf("onelearn-space-bench [--space SPACE] [--repeats N] [WORKLOAD...]\n"
                   "spaces in this build: %s\n"
-                  "workloads: kmeans lloyd knn logreg ridge pca scaler gnb (default: all)\n",
+                  "workloads: kmeans knn logreg lloyd knn_search logreg_eval ridge pca scaler gnb "
+                  "(default: all)\n",
                   compiled_spaces().c_str());
       return 0;
     } else if (arg.starts_with("--")) {
@@ -298,7 +344,10 @@ int main(int argc, char** argv) {
       workloads.emplace_back(arg);
     }
   }
-  if (workloads.empty()) workloads = {"kmeans", "lloyd", "knn", "logreg", "ridge", "pca", "scaler", "gnb"};
+  if (workloads.empty()) {
+    workloads = {"kmeans", "knn",   "logreg", "lloyd",  "knn_search",
+                 "logreg_eval", "ridge", "pca", "scaler", "gnb"};
+  }
   try {
     if (chosen == "host") return run(space::host{}, repeats, workloads);
 #if defined(ONELEARN_SPACE_HAVE_THRUST)

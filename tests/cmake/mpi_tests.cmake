@@ -10,7 +10,7 @@ if(ONELEARN_HAVE_UCX)
   target_link_libraries(onelearn_mpi_tests PRIVATE onelearn::ucx)
 endif()
 # The CPU Thrust systems found, for the estimators in a compute space under exec::mpi
-# (mpi/test_kmeans_space.cpp), as onelearn_tests links them (space_tests.cmake).
+# (mpi/test_estimators_in_space.cpp), as onelearn_tests links them (space_tests.cmake).
 foreach(system IN ITEMS thrust_cpp thrust_omp)
   if(TARGET onelearn::${system})
     target_link_libraries(onelearn_mpi_tests PRIVATE onelearn::${system})

@@ -1,7 +1,7 @@
 // The CUDA compute space (space::thrust_cuda) against space::host: the checks of
 // cuda/space_checks.hpp (every kernel, double and float, empty to many-chunk data), run on the
 // device; cuBLAS's Gram against the Thrust reduction; cluster::KMeans fitted on the device against
-// the host's fit (cuda/kmeans_space_checks.hpp); the typed errors. Built by nvcc when
+// the host's fit (cuda/estimator_space_checks.hpp); the typed errors. Built by nvcc when
 // ONELEARN_CUDA=ON (tests/cmake/space_tests.cmake) and run by scripts/test-gpu.sh.
 //
 // Without a usable device only the no-device test runs (every space function must throw
@@ -17,7 +17,7 @@
 #include <cuda_runtime_api.h>
 #include <thrust/version.h>
 
-#include "cuda/kmeans_space_checks.hpp"
+#include "cuda/estimator_space_checks.hpp"
 #include "cuda/space_checks.hpp"
 
 using namespace onelearn;
@@ -73,6 +73,16 @@ TEST_CASE_TEMPLATE("cuBLAS's Gram equals the Thrust reduction and the host's", T
 TEST_CASE_TEMPLATE("KMeans on the GPU equals the host's fit", T, double, float) {
   if (!has_device()) return;
   space_test::check_kmeans_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
+TEST_CASE_TEMPLATE("LogisticRegression on the GPU equals the host's fit", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_logistic_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
+TEST_CASE_TEMPLATE("the k-NN models on the GPU equal the host's", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_neighbours_in_space<T>(exec::local{}, space::thrust_cuda{});
 }
 
 TEST_CASE("KMeans on a machine without a device: no_device_error at fit") {

@@ -50,6 +50,19 @@
  * on MPI_Allreduce returning the same bits on every rank, as Open MPI and MPICH do and the MPI
  * standard recommends.) The sorted classes are first gathered from every rank.
  *
+ * \par Compute spaces
+ * The third template argument says where the loss and gradient evaluations run (space/space.hpp):
+ * `space::host` (the default) or a Thrust space (`space::thrust_cpp`, `thrust_omp`,
+ * `thrust_tbb`, or `thrust_cuda` from a .cu file compiled by nvcc; include
+ * <onelearn/space/space.hpp> and link onelearn::thrust_<system>). fit copies the rows (in double),
+ * the class indices and the weights into the space once (a device copy; borrowed on the CPU
+ * systems), and each of L-BFGS's evaluations runs there (space::logistic_loss_gradient); only the
+ * 1 + k·(p + 1) sums come back, for the same one all-reduce, so every policy works with every
+ * space. The L-BFGS steps and predictions stay on the host. The evaluations equal the host's to
+ * 1e-12 relative (their sums are added in another order on a device), so the fitted model is the
+ * host's to the optimiser's sensitivity to that rounding (1e-9 relative in the tests, the same
+ * iterations).
+ *
  * \par Parameters (LogisticRegressionParams)
  * - `penalty` (string, default "l2"): "l2" or "none".
  * - `C` (double, default 1.0): inverse of the regularisation strength, > 0 (infinity allowed,
@@ -120,6 +133,8 @@
 #include "onelearn/base/score.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/logistic_terms.hpp"
+#include "onelearn/space/data.hpp"
+#include "onelearn/space/host.hpp"
 #include "onelearn/core/detail/progress.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
@@ -143,15 +158,19 @@ struct LogisticRegressionParams {
                                                          "max_iter", "tol", "verbose"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
 class LogisticRegression
-    : public WithParams<LogisticRegression<T, Exec>, LogisticRegressionParams> {
+    : public WithParams<LogisticRegression<T, Exec, Space>, LogisticRegressionParams> {
  public:
   using value_type = T;
   using Params = LogisticRegressionParams;
+  using space_type = Space;
 
-  explicit LogisticRegression(const Params& params = {}, Exec exec = {})
-      : WithParams<LogisticRegression, Params>(params), exec_(std::move(exec)) {}
+  explicit LogisticRegression(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<LogisticRegression, Params>(params),
+        exec_(std::move(exec)),
+        space_(std::move(space)) {}
 
   LogisticRegression& fit(const MatrixRef<T>& X, const LabelsRef& y) {
     return fit_impl(X, y, std::nullopt);
@@ -271,8 +290,12 @@ class LogisticRegression
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// Where fit's loss and gradient evaluations run (space::host by default).
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  private:
+  static constexpr bool on_host = std::is_same_v<Space, space::host>;
+
   static void check_params(std::string_view where, const Params& params) {
     if (params.penalty != "l2" && params.penalty != "none") {
       throw invalid_argument(std::string(where) + R"(: expected penalty "l2" or "none", found ")" +
@@ -352,11 +375,20 @@ class LogisticRegression
     const index_t cols = p + (params.fit_intercept ? 1 : 0);
     const double l2 = params.penalty == "none" ? 0.0 : 1.0 / params.C;
     Vector<double> buffer(1 + rows * cols);
+    // Outside the host the rows, classes and weights go to the space once (a device copy;
+    // borrowed on the CPU Thrust systems), and every evaluation runs there.
+    [[maybe_unused]] const auto in_space = data_in_space(X, class_of, weights);
     auto objective = [&](const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
       const Eigen::Map<const Matrix<double>> theta(x.data(), rows, cols);
-      buffer(0) = onelearn::detail::logistic_terms(
-          X, class_of, weights, binary, params.fit_intercept, theta,
-          Eigen::Map<Matrix<double>>(buffer.data() + 1, rows, cols));
+      Eigen::Map<Matrix<double>> data_gradient(buffer.data() + 1, rows, cols);
+      if constexpr (on_host) {
+        buffer(0) = onelearn::detail::logistic_terms(X, class_of, weights, binary,
+                                                     params.fit_intercept, theta, data_gradient);
+      } else {
+        buffer(0) = logistic_loss_gradient(space_, in_space.X.view(), in_space.class_of.view(),
+                                           in_space.weights.view(), binary, params.fit_intercept,
+                                           theta, data_gradient);
+      }
       exec_.allreduce(std::span(buffer.data(), static_cast<std::size_t>(buffer.size())),
                       exec::reduce_op::sum);
       grad = buffer.tail(rows * cols);
@@ -390,6 +422,24 @@ class LogisticRegression
     return result;
   }
 
+  /// The data of optimise() in the space (not used on the host, whose kernel reads it there).
+  struct SpaceData {
+    space::matrix<Space, double> X;
+    space::vector<Space, index_t> class_of;
+    space::vector<Space, double> weights;
+  };
+  auto data_in_space(const MatrixRef<double>& X, const std::vector<index_t>& class_of,
+                     const Vector<double>& weights) const {
+    if constexpr (on_host) {
+      return 0;
+    } else {
+      return SpaceData{
+          space::to_space(space_, X), space::to_space(space_, std::span<const index_t>(class_of)),
+          space::to_space(space_, std::span<const double>(
+                                      weights.data(), static_cast<std::size_t>(weights.size())))};
+    }
+  }
+
   /// x·coefᵀ + intercept in double, after the checks every prediction makes.
   Matrix<double> decision(std::string_view where, const MatrixRef<T>& X) const {
     validation::check_fitted(where, fitted_);
@@ -415,6 +465,7 @@ class LogisticRegression
   }
 
   Exec exec_;
+  Space space_;
   Labels classes_;
   Matrix<double> coef_d_;  // what predictions use, in double whatever T is
   Vector<double> intercept_d_;

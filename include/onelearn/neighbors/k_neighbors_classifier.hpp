@@ -52,6 +52,10 @@
  *   labels, in fit's order (scikit-learn's private `_fit_X` and `classes_[_y]`); all of them
  *   under exec::local. What onnx/export/neighbors.hpp writes into the model.
  *
+ * \par Compute spaces
+ * A third template argument runs the search in a compute space, as NearestNeighbors describes:
+ * the same neighbours and predictions as on the host.
+ *
  * \par Differences from scikit-learn
  * - Those of NearestNeighbors (brute-force Euclidean only; exact distances; ties by row number).
  * - One output (no multi-output y), no callable weights.
@@ -99,21 +103,26 @@ struct KNeighborsClassifierParams {
                                                          "metric"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
 class KNeighborsClassifier
-    : public WithParams<KNeighborsClassifier<T, Exec>, KNeighborsClassifierParams> {
+    : public WithParams<KNeighborsClassifier<T, Exec, Space>, KNeighborsClassifierParams> {
  public:
   using value_type = T;
   using Params = KNeighborsClassifierParams;
 
-  explicit KNeighborsClassifier(const Params& params = {}, Exec exec = {})
-      : WithParams<KNeighborsClassifier, Params>(params), exec_(std::move(exec)) {}
+  using space_type = Space;
+
+  explicit KNeighborsClassifier(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<KNeighborsClassifier, Params>(params),
+        exec_(std::move(exec)),
+        index_(std::move(space)) {}
 
   /// Stores this rank's rows and labels; gathers the classes of every rank.
   KNeighborsClassifier& fit(const MatrixRef<T>& X, const LabelsRef& y) {
     constexpr std::string_view where = "KNeighborsClassifier.fit";
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
-    index_ = {};
+    index_ = Index(index_.compute_space());
     classes_ = Labels();
     const Params& params = this->params_;
     exec_.propagate_errors([&] {
@@ -167,7 +176,7 @@ class KNeighborsClassifier
   }
   [[nodiscard]] KNeighborsResult<T> kneighbors(const MatrixRef<T>& X,
                                                std::int64_t n_neighbors) const {
-    return detail::BruteForceIndex<T, Exec>::to_result(
+    return Index::to_result(
         index_.search("KNeighborsClassifier.kneighbors", exec_, X, n_neighbors));
   }
 
@@ -195,6 +204,8 @@ class KNeighborsClassifier
   }
   [[nodiscard]] bool is_fitted() const noexcept { return index_.fitted(); }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// Where the neighbour search runs (space::host by default; see NearestNeighbors).
+  [[nodiscard]] const Space& compute_space() const noexcept { return index_.compute_space(); }
 
  private:
   /// Total weight of each class among the neighbours of each query: n x n_classes, in double,
@@ -220,7 +231,8 @@ class KNeighborsClassifier
   }
 
   Exec exec_;
-  detail::BruteForceIndex<T, Exec> index_;
+  using Index = detail::BruteForceIndex<T, Exec, Space>;
+  Index index_;
   Labels classes_;
 };
 

@@ -48,6 +48,10 @@
  *   targets, in fit's order (scikit-learn's private `_fit_X` and `_y`); all of them under
  *   exec::local. What onnx/export/neighbors.hpp writes into the model.
  *
+ * \par Compute spaces
+ * A third template argument runs the search in a compute space, as NearestNeighbors describes:
+ * the same neighbours and predictions as on the host.
+ *
  * \par Differences from scikit-learn
  * - Those of NearestNeighbors (brute-force Euclidean only; exact distances; ties by row number).
  * - One output (no multi-output y), no callable weights.
@@ -94,21 +98,26 @@ struct KNeighborsRegressorParams {
                                                          "metric"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
 class KNeighborsRegressor
-    : public WithParams<KNeighborsRegressor<T, Exec>, KNeighborsRegressorParams> {
+    : public WithParams<KNeighborsRegressor<T, Exec, Space>, KNeighborsRegressorParams> {
  public:
   using value_type = T;
   using Params = KNeighborsRegressorParams;
 
-  explicit KNeighborsRegressor(const Params& params = {}, Exec exec = {})
-      : WithParams<KNeighborsRegressor, Params>(params), exec_(std::move(exec)) {}
+  using space_type = Space;
+
+  explicit KNeighborsRegressor(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<KNeighborsRegressor, Params>(params),
+        exec_(std::move(exec)),
+        index_(std::move(space)) {}
 
   /// Stores this rank's rows and targets.
   KNeighborsRegressor& fit(const MatrixRef<T>& X, const VectorRef<T>& y) {
     constexpr std::string_view where = "KNeighborsRegressor.fit";
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
-    index_ = {};
+    index_ = Index(index_.compute_space());
     const Params& params = this->params_;
     exec_.propagate_errors([&] {
       detail::check_search_params(where, params.n_neighbors, params.algorithm, params.metric,
@@ -148,7 +157,7 @@ class KNeighborsRegressor
   }
   [[nodiscard]] KNeighborsResult<T> kneighbors(const MatrixRef<T>& X,
                                                std::int64_t n_neighbors) const {
-    return detail::BruteForceIndex<T, Exec>::to_result(
+    return Index::to_result(
         index_.search("KNeighborsRegressor.kneighbors", exec_, X, n_neighbors));
   }
 
@@ -173,6 +182,8 @@ class KNeighborsRegressor
   }
   [[nodiscard]] bool is_fitted() const noexcept { return index_.fitted(); }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// Where the neighbour search runs (space::host by default; see NearestNeighbors).
+  [[nodiscard]] const Space& compute_space() const noexcept { return index_.compute_space(); }
 
  private:
   Vector<T> predict_impl(std::string_view where, const MatrixRef<T>& X, std::uint64_t extra) const {
@@ -200,7 +211,8 @@ class KNeighborsRegressor
   }
 
   Exec exec_;
-  detail::BruteForceIndex<T, Exec> index_;
+  using Index = detail::BruteForceIndex<T, Exec, Space>;
+  Index index_;
 };
 
 }  // namespace onelearn::neighbors

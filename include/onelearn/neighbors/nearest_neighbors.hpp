@@ -51,6 +51,17 @@
  * keeps the global k best with the same key: the one-process answer on the concatenated rows,
  * bit for bit. A rank may hold no rows (its shard must still have the right number of columns).
  *
+ * \par Compute spaces
+ * The third template argument says where the search runs (space/space.hpp): `space::host` (the
+ * default) or a Thrust space (`space::thrust_cpp`, `thrust_omp`, `thrust_tbb`, or `thrust_cuda`
+ * from a .cu file compiled by nvcc; include <onelearn/space/space.hpp> and link
+ * onelearn::thrust_<system>). fit copies this rank's rows to a device once (the CPU systems read
+ * them where they are); each search copies its queries there and space::nearest_k finds this
+ * rank's k nearest with the host's exact distances and tie order, so the neighbours, distances
+ * and every prediction are the host's exactly. The merge over ranks, the roots and the votes stay
+ * on the host; fit_X() is still the host's copy. The same holds for KNeighborsClassifier and
+ * KNeighborsRegressor.
+ *
  * \par Parameters (NearestNeighborsParams)
  * - `n_neighbors` (int, default 5): neighbours per query when kneighbors is not given a number.
  * - `algorithm` (string, default "auto"): "auto" or "brute"; both are the brute-force search.
@@ -107,20 +118,25 @@ struct NearestNeighborsParams {
   static constexpr std::array<std::string_view, 4> names{"n_neighbors", "algorithm", "p", "metric"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class NearestNeighbors : public WithParams<NearestNeighbors<T, Exec>, NearestNeighborsParams> {
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class NearestNeighbors : public WithParams<NearestNeighbors<T, Exec, Space>, NearestNeighborsParams> {
  public:
   using value_type = T;
   using Params = NearestNeighborsParams;
 
-  explicit NearestNeighbors(const Params& params = {}, Exec exec = {})
-      : WithParams<NearestNeighbors, Params>(params), exec_(std::move(exec)) {}
+  using space_type = Space;
+
+  explicit NearestNeighbors(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<NearestNeighbors, Params>(params),
+        exec_(std::move(exec)),
+        index_(std::move(space)) {}
 
   /// Stores this rank's rows (a copy) and their squared norms.
   NearestNeighbors& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "NearestNeighbors.fit";
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
-    index_ = {};
+    index_ = Index(index_.compute_space());
     const Params& params = this->params_;
     exec_.propagate_errors([&] {
       detail::check_search_params(where, params.n_neighbors, params.algorithm, params.metric,
@@ -145,7 +161,7 @@ class NearestNeighbors : public WithParams<NearestNeighbors<T, Exec>, NearestNei
   /// The `n_neighbors` nearest training rows of each row of X (over all ranks).
   [[nodiscard]] KNeighborsResult<T> kneighbors(const MatrixRef<T>& X,
                                                std::int64_t n_neighbors) const {
-    return detail::BruteForceIndex<T, Exec>::to_result(
+    return Index::to_result(
         index_.search("NearestNeighbors.kneighbors", exec_, X, n_neighbors));
   }
 
@@ -160,10 +176,13 @@ class NearestNeighbors : public WithParams<NearestNeighbors<T, Exec>, NearestNei
   }
   [[nodiscard]] bool is_fitted() const noexcept { return index_.fitted(); }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// Where the neighbour search runs (space::host by default; see NearestNeighbors).
+  [[nodiscard]] const Space& compute_space() const noexcept { return index_.compute_space(); }
 
  private:
   Exec exec_;
-  detail::BruteForceIndex<T, Exec> index_;
+  using Index = detail::BruteForceIndex<T, Exec, Space>;
+  Index index_;
 };
 
 }  // namespace onelearn::neighbors

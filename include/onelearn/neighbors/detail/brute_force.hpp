@@ -74,13 +74,12 @@ struct Entry {
   }
 };
 
-/// The min(k, local rows) nearest local rows of each query, with exact squared distances,
-/// global row numbers and the neighbours' labels or targets. Runs on threads; the result is the
-/// same on any number of them.
+/// This rank's k nearest as global rows, with their labels or targets, from the search's local
+/// row numbers (`found`: the host's exact_kbest, or a compute space's nearest_k, which gives
+/// the same rows and distances).
 template <class T>
-Neighbours local_kbest(const TrainingSet<T>& train, const MatrixRef<T>& Q, index_t k) {
-  const onelearn::detail::ExactNeighbours found =
-      onelearn::detail::exact_kbest<T>(train.X, train.mean, Q, k);
+Neighbours with_training_rows(const TrainingSet<T>& train,
+                              const onelearn::detail::ExactNeighbours& found) {
   Neighbours out;
   out.resize(found.n_queries, found.k);
   out.distances = found.distances;
@@ -92,6 +91,14 @@ Neighbours local_kbest(const TrainingSet<T>& train, const MatrixRef<T>& Q, index
     if (!train.targets.empty()) out.targets[e] = train.targets[row];
   }
   return out;
+}
+
+/// The min(k, local rows) nearest local rows of each query, with exact squared distances,
+/// global row numbers and the neighbours' labels or targets. Runs on threads; the result is the
+/// same on any number of them.
+template <class T>
+Neighbours local_kbest(const TrainingSet<T>& train, const MatrixRef<T>& Q, index_t k) {
+  return with_training_rows(train, onelearn::detail::exact_kbest<T>(train.X, train.mean, Q, k));
 }
 
 /// The global k best of every query from each rank's local k best: two all-gathers (doubles:

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,9 @@
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/neighbors/detail/brute_force.hpp"
+#include "onelearn/space/concept.hpp"
+#include "onelearn/space/data.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::neighbors {
 
@@ -90,10 +94,16 @@ inline void neighbour_weights(bool by_distance, const double* distances, index_t
 }
 
 /// One rank's training rows plus the search over all ranks' rows.
-template <class T, exec::ExecutionPolicy Exec>
+/// The stored rows and the search, on the host or in a compute space (Space): there the rows
+/// are kept in the space too (a device copy made at fit; the CPU Thrust systems read the host's)
+/// and each search's queries go to the space, which finds this rank's k nearest
+/// (space::nearest_k: the host's rows and distances exactly); the merge over ranks, the roots
+/// and the votes stay on the host.
+template <class T, exec::ExecutionPolicy Exec, space::ComputeSpace Space = space::host>
 class BruteForceIndex {
  public:
   BruteForceIndex() = default;
+  explicit BruteForceIndex(Space s) : space_(std::move(s)) {}
 
   /// Stores X (this rank's rows), with per-row labels (class indices) or targets for the
   /// supervised estimators, and all-gathers every rank's row count. X must have been validated
@@ -122,6 +132,7 @@ class BruteForceIndex {
                              std::to_string(X.cols()));
     }
     train_.X = X;
+    if constexpr (!Space::host_accessible) rows_in_space_ = space::to_space(space_, train_.X);
     train_.mean = std::move(mean);
     train_.labels = std::move(labels);
     train_.targets = std::move(targets);
@@ -157,7 +168,7 @@ class BruteForceIndex {
     check_same_queries(
         where, exec, Q,
         std::bit_cast<std::int64_t>(extra * 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(k)));
-    Neighbours found = local_kbest<T>(train_, Q, k);
+    Neighbours found = local_search(Q, k);
     if constexpr (Exec::is_distributed) found = merge(exec, found, k, train_.rows_per_rank);
     for (double& d : found.distances) d = std::sqrt(d);
     return found;
@@ -182,7 +193,27 @@ class BruteForceIndex {
   [[nodiscard]] index_t n_features() const noexcept { return train_.X.cols(); }
   [[nodiscard]] std::int64_t n_samples() const noexcept { return train_.n_samples; }
 
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
+
  private:
+  static constexpr bool on_host = std::is_same_v<Space, space::host>;
+
+  /// This rank's k nearest to each query: the host's search, or the space's.
+  Neighbours local_search(const MatrixRef<T>& Q, std::int64_t k) const {
+    if constexpr (on_host) {
+      return local_kbest<T>(train_, Q, k);
+    } else {
+      // The CPU Thrust systems read the stored rows where they are (a view made here, so that a
+      // copied index never reads another's rows); a device keeps its copy from fit.
+      space::matrix<Space, T> borrowed;
+      if constexpr (Space::host_accessible) borrowed = space::to_space(space_, train_.X);
+      const space::matrix_view<const T> rows =
+          Space::host_accessible ? borrowed.view() : rows_in_space_.view();
+      const auto queries = space::to_space(space_, Q);
+      return with_training_rows(train_, nearest_k(space_, rows, queries.view(), k));
+    }
+  }
+
   /// The search bounds its rounding with the squared norms in T of the rows centred on the
   /// training mean, so they must not overflow (|x - mean| above ~1e19 in float, ~1e154 in
   /// double).
@@ -200,6 +231,8 @@ class BruteForceIndex {
   }
 
   TrainingSet<T> train_;
+  Space space_{};
+  space::matrix<Space, T> rows_in_space_;  ///< a device's copy of train_.X (else empty)
   bool fitted_ = false;
 };
 

@@ -1,8 +1,8 @@
 // cluster::KMeans in the CPU Thrust spaces (thrust_cpp, thrust_omp, thrust_tbb, as this build
-// has them) against the host's fit: cuda/kmeans_space_checks.hpp, shared with the CUDA test.
+// has them) against the host's fit: cuda/estimator_space_checks.hpp, shared with the CUDA test.
 #include <doctest/doctest.h>
 
-#include "cuda/kmeans_space_checks.hpp"
+#include "cuda/estimator_space_checks.hpp"
 #include "onelearn/exec/local.hpp"
 
 using namespace onelearn;
@@ -17,6 +17,31 @@ TEST_CASE_TEMPLATE("KMeans in a CPU Thrust space equals the host's fit", T, doub
 #endif
 #if defined(ONELEARN_SPACE_HAVE_TBB)
   space_test::check_kmeans_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
+TEST_CASE_TEMPLATE("LogisticRegression in a CPU Thrust space equals the host's fit", T, double,
+                   float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_logistic_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_logistic_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_logistic_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
+TEST_CASE_TEMPLATE("the k-NN models in a CPU Thrust space equal the host's", T, double, float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_neighbours_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_neighbours_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_neighbours_in_space<T>(exec::local{}, space::thrust_tbb{});
 #endif
 }
 

@@ -1,0 +1,49 @@
+// cluster::KMeans in a CPU Thrust space under exec::mpi (2 and 3 ranks, uneven shards): each
+// rank fits on its block of rows in the space, and every rank must end with the host's
+// one-process fit on all the rows (cuda/estimator_space_checks.hpp, shared with the unit and CUDA
+// tests). Checks are CHECKs: a REQUIRE stopping one rank early would leave the others waiting.
+#include <doctest/doctest.h>
+
+#include <mpi.h>
+
+#include "cuda/estimator_space_checks.hpp"
+#include "onelearn/exec/mpi.hpp"
+
+using namespace onelearn;
+namespace space = onelearn::space;
+
+TEST_CASE_TEMPLATE("KMeans in a Thrust space under exec::mpi equals one process on the host", T,
+                   double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_kmeans_in_space<T>(world, space::thrust_omp{});
+#elif defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_kmeans_in_space<T>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: KMeans in a space under exec::mpi not checked");
+#endif
+}
+
+TEST_CASE_TEMPLATE("LogisticRegression in a Thrust space under exec::mpi equals one process on "
+                   "the host", T, double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_logistic_in_space<T>(world, space::thrust_omp{});
+#elif defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_logistic_in_space<T>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: LogisticRegression in a space under exec::mpi not checked");
+#endif
+}
+
+TEST_CASE_TEMPLATE("the k-NN models in a Thrust space under exec::mpi equal one process on the "
+                   "host", T, double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_neighbours_in_space<T>(world, space::thrust_omp{});
+#elif defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_neighbours_in_space<T>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: the k-NN models in a space under exec::mpi not checked");
+#endif
+}
