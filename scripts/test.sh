@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds everything, runs every test (the test
 # executables built with AddressSanitizer and UndefinedBehaviorSanitizer), then fuzzes the ONNX
-# loader for a minute.
+# loader for a minute and, where nvcc is installed, builds the CUDA compute space's tests.
 #   scripts/test.sh                 everything
 #   scripts/test.sh --no-sanitize   the test executables without the sanitizers (they build in
 #                                   about half the time; each switch rebuilds them)
@@ -49,3 +49,14 @@ else
   echo "test.sh: clang++ is not installed, so the ONNX fuzz target is skipped"
 fi
 
+
+# The CUDA compute space compiled by nvcc (tests/cuda, onelearn-space-bench-cuda) wherever the
+# CUDA toolkit is installed, so that a change nvcc rejects shows here and not only on a GPU
+# machine; scripts/test-gpu.sh runs them where there is a GPU. Skipped, saying so, without nvcc.
+start=$SECONDS
+if command -v nvcc >/dev/null || [[ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]]; then
+  JOBS=2 scripts/test-gpu.sh --compile-only
+  echo "test.sh: the CUDA build check took $((SECONDS - start)) s"
+else
+  echo "test.sh: nvcc (the CUDA toolkit) is not installed, so the CUDA build check is skipped"
+fi
