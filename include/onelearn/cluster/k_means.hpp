@@ -201,7 +201,10 @@ class KMeans : public WithParams<KMeans<T, Exec, Space>, KMeansParams> {
 
     // Outside the host the centred rows go to the space once, for all runs (a device copy;
     // borrowed on the CPU Thrust systems).
-    [[maybe_unused]] const auto in_space = centred_in_space(X, Xc, mean);
+    // Inside propagate_errors: a rank whose device is missing or full raises on every rank,
+    // instead of leaving the others in the first all-reduce.
+    decltype(centred_in_space(X, Xc, mean)) in_space{};
+    exec_.propagate_errors([&] { in_space = centred_in_space(X, Xc, mean); });
 
     std::mt19937_64 engine(params.random_state);
     const std::int64_t runs = given ? 1 : params.n_init;

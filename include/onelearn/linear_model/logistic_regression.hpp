@@ -377,7 +377,9 @@ class LogisticRegression
     Vector<double> buffer(1 + rows * cols);
     // Outside the host the rows, classes and weights go to the space once (a device copy;
     // borrowed on the CPU Thrust systems), and every evaluation runs there.
-    [[maybe_unused]] const auto in_space = data_in_space(X, class_of, weights);
+    // Inside propagate_errors: a rank whose device is missing or full raises on every rank.
+    decltype(data_in_space(X, class_of, weights)) in_space{};
+    exec_.propagate_errors([&] { in_space = data_in_space(X, class_of, weights); });
     auto objective = [&](const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
       const Eigen::Map<const Matrix<double>> theta(x.data(), rows, cols);
       Eigen::Map<Matrix<double>> data_gradient(buffer.data() + 1, rows, cols);

@@ -132,7 +132,10 @@ class BruteForceIndex {
                              std::to_string(X.cols()));
     }
     train_.X = X;
-    if constexpr (!Space::host_accessible) rows_in_space_ = space::to_space(space_, train_.X);
+    // Inside propagate_errors: a rank whose device is missing or full raises on every rank.
+    if constexpr (!Space::host_accessible) {
+      exec.propagate_errors([&] { rows_in_space_ = space::to_space(space_, train_.X); });
+    }
     train_.mean = std::move(mean);
     train_.labels = std::move(labels);
     train_.targets = std::move(targets);
@@ -168,7 +171,13 @@ class BruteForceIndex {
     check_same_queries(
         where, exec, Q,
         std::bit_cast<std::int64_t>(extra * 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(k)));
-    Neighbours found = local_search(Q, k);
+    Neighbours found;
+    if constexpr (on_host) {
+      found = local_search(Q, k);
+    } else {
+      // A rank whose device fails raises on every rank, not only its own.
+      exec.propagate_errors([&] { found = local_search(Q, k); });
+    }
     if constexpr (Exec::is_distributed) found = merge(exec, found, k, train_.rows_per_rank);
     for (double& d : found.distances) d = std::sqrt(d);
     return found;
