@@ -6,6 +6,9 @@
 // decision_function / transform: labels exactly, floats within 1e-5 relative, the float32
 // graph against the double model. The reference input
 // is X rounded to float32 and back, so only the model's own float32 rounding is measured.
+// Every model is exported a second time in float64 (ExportOptions), read the same input as
+// double, and must agree within 1e-12 relative; the trees and boosting refuse float64
+// (unsupported_error), and the test names exactly those.
 // "Relative" is to the largest magnitude of the output column (at least 1): the rounding of
 // float32 coefficients is relative to the terms of a sum, which can exceed the sum itself.
 // Compiled into the ONNX test executable with test_onnx.cpp (no main here).
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -53,6 +57,8 @@ using onelearn::test::runner_script;
 /// One exported model and what onelearn predicts for its input.
 struct ExportCase {
   std::string name;
+  ox::Precision precision = ox::Precision::float32;
+  double tolerance = 1e-5;  // relative to the column's scale
   ::onnx::ModelProto proto;
   fs::path path;
   Matrix<float> X;                                 // the graph's input
@@ -74,27 +80,54 @@ Matrix<double> as_double(const M& m) {
   return m.template cast<double>();
 }
 
-std::string to_json_input(const Matrix<float>& X) {
+std::string to_json_input(const Matrix<float>& X, ox::Precision precision) {
   nlohmann::json j;
   j["X"]["dims"] = {X.rows(), X.cols()};
+  j["X"]["type"] = precision == ox::Precision::float64 ? "float64" : "float32";
   std::vector<float> data(X.data(), X.data() + X.size());  // row-major
   j["X"]["data"] = data;
   return j.dump();
 }
 
-/// Exports `model` with to_proto and save, and records the expected outputs.
+/// Exports `model` with to_proto and save in `precision`, and records the expected outputs.
 template <class M>
 ExportCase make_case(const std::string& name, const M& model, const Matrix<float>& X,
-                     std::map<std::string, Matrix<double>> expected) {
+                     std::map<std::string, Matrix<double>> expected,
+                     ox::Precision precision = ox::Precision::float32) {
   ExportCase c;
   c.name = name;
-  c.proto = ox::to_proto(model);
+  c.precision = precision;
+  c.tolerance = precision == ox::Precision::float64 ? 1e-12 : 1e-5;
+  c.proto = ox::to_proto(model, {.precision = precision});
   c.path = work_dir() / (name + ".onnx");
-  ox::save(model, c.path);
+  ox::save(model, c.path, {.precision = precision});
   c.X = X;
   c.expected = std::move(expected);
-  c.json_input = to_json_input(X);
+  c.json_input = to_json_input(X, precision);
   return c;
+}
+
+/// The models that refused a float64 export (unsupported_error), by case name.
+std::vector<std::string>& float32_only() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+/// The float32 case, then, unless `model` refuses float64, the float64 case "<name>_float64"
+/// on the same input (float32 values, read as double) with the same expected outputs, within
+/// `float64_tolerance` (1e-5 for a float model: its own predictions carry float rounding).
+template <class M>
+void add_cases(std::vector<ExportCase>& out, const std::string& name, const M& model,
+               const Matrix<float>& X, const std::map<std::string, Matrix<double>>& expected,
+               double float64_tolerance = 1e-12) {
+  out.push_back(make_case(name, model, X, expected));
+  try {
+    out.push_back(make_case(name + "_float64", model, X, expected, ox::Precision::float64));
+    out.back().tolerance = float64_tolerance;
+  } catch (const ox::unsupported_error& e) {
+    CHECK_MESSAGE(e.kind() == ox::unsupported_kind::data_type, name, ": ", e.what());
+    float32_only().push_back(name);
+  }
 }
 
 /// The largest error seen, as a share of the column's scale, and where.
@@ -103,10 +136,13 @@ struct Largest {
   std::string where;
 };
 
-/// |a - b| <= 1e-5 scale everywhere (labels: exactly), or the first place it is not.
+/// The largest error of the models compared at float32's tolerance [0] and at float64's [1].
+using LargestByPrecision = std::array<Largest, 2>;
+
+/// |a - b| <= tolerance x scale everywhere (labels: exactly), or the first place it is not.
 std::string compare(const std::string& output, const std::vector<double>& got,
                     const std::vector<std::int64_t>& dims, const Matrix<double>& want,
-                    Largest& largest, const std::string& model) {
+                    Largest& largest, const std::string& model, double tolerance) {
   std::size_t count = 1;
   for (const std::int64_t d : dims) count *= static_cast<std::size_t>(d);
   if (count != static_cast<std::size_t>(want.size()) || got.size() != count || dims.empty() ||
@@ -121,7 +157,7 @@ std::string compare(const std::string& output, const std::vector<double>& got,
     const double scale = std::max(want.col(j).cwiseAbs().maxCoeff(), 1.0);
     for (index_t i = 0; i < want.rows(); ++i) {
       const double a = got[static_cast<std::size_t>(i * want.cols() + j)], b = want(i, j);
-      const bool ok = exact ? a == b : std::abs(a - b) <= 1e-5 * scale;
+      const bool ok = exact ? a == b : std::abs(a - b) <= tolerance * scale;
       if (!exact && std::abs(a - b) / scale > largest.error) {
         largest = {std::abs(a - b) / scale, model + " " + output};
       }
@@ -147,17 +183,16 @@ const std::vector<ExportCase>& all_cases() {
     const Matrix<float> diab_f = diabetes.X_test.cast<float>();
     const Matrix<double> diab_x = diab_f.cast<double>();
     const auto regression = [&](const std::string& name, const auto& model) {
-      out.push_back(make_case(name, model, diab_f, {{"variable", column(model.predict(diab_x))}}));
+      add_cases(out, name, model, diab_f, {{"variable", column(model.predict(diab_x))}});
     };
     const auto transformer = [&](const std::string& name, const auto& model) {
-      out.push_back(
-          make_case(name, model, iris_f, {{"variable", as_double(model.transform(iris_x))}}));
+      add_cases(out, name, model, iris_f, {{"variable", as_double(model.transform(iris_x))}});
     };
     const auto classifier = [&](const std::string& name, const auto& model, const Matrix<float>& xf,
                                 const Matrix<double>& x) {
-      out.push_back(make_case(name, model, xf,
+      add_cases(out, name, model, xf,
                               {{"label", column(model.predict(x))},
-                               {"probabilities", as_double(model.predict_proba(x))}}));
+                               {"probabilities", as_double(model.predict_proba(x))}});
     };
 
     regression("linear_regression",
@@ -168,8 +203,8 @@ const std::vector<ExportCase>& all_cases() {
       const Vector<float> ytr = diabetes.y_train.cast<float>();
       linear_model::LinearRegression<float> lr;
       lr.fit(Xtr, ytr);
-      out.push_back(make_case("linear_regression_float", lr, diab_f,
-                              {{"variable", column(lr.predict(diab_f))}}));
+      add_cases(out, "linear_regression_float", lr, diab_f,
+                              {{"variable", column(lr.predict(diab_f))}}, 1e-5);
     }
     regression("ridge",
                linear_model::Ridge<double>({.alpha = 0.5}).fit(diabetes.X_train, diabetes.y_train));
@@ -197,8 +232,8 @@ const std::vector<ExportCase>& all_cases() {
       Matrix<double> two(s.rows(), 2);
       two.col(0) = -s.col(0);
       two.col(1) = s.col(0);
-      out.push_back(make_case("sgd_classifier_hinge_binary", hinge2, iris_f,
-                              {{"label", column(hinge2.predict(iris_x))}, {"scores", two}}));
+      add_cases(out, "sgd_classifier_hinge_binary", hinge2, iris_f,
+                              {{"label", column(hinge2.predict(iris_x))}, {"scores", two}});
     }
     classifier("sgd_classifier_log_loss",
                linear_model::SGDClassifier<double>({.loss = "log_loss", .random_state = 3})
@@ -207,9 +242,9 @@ const std::vector<ExportCase>& all_cases() {
     {
       linear_model::SGDClassifier<double> hinge({.random_state = 4});
       hinge.fit(iris.X_train, iris.y_train);
-      out.push_back(make_case("sgd_classifier_hinge", hinge, iris_f,
+      add_cases(out, "sgd_classifier_hinge", hinge, iris_f,
                               {{"label", column(hinge.predict(iris_x))},
-                               {"scores", as_double(hinge.decision_function(iris_x))}}));
+                               {"scores", as_double(hinge.decision_function(iris_x))}});
     }
     classifier("gaussian_nb", naive_bayes::GaussianNB<double>().fit(iris.X_train, iris.y_train),
                iris_f, iris_x);
@@ -250,8 +285,8 @@ const std::vector<ExportCase>& all_cases() {
       for (const std::string weights : {"uniform", "distance"}) {
         neighbors::KNeighborsRegressor<double> knn({.n_neighbors = 6, .weights = weights});
         knn.fit(dtr, diabetes.y_train);
-        out.push_back(make_case("k_neighbors_regressor_" + weights, knn, dqf,
-                                {{"variable", column(knn.predict(dq))}}));
+        add_cases(out, "k_neighbors_regressor_" + weights, knn, dqf,
+                                {{"variable", column(knn.predict(dq))}});
       }
     }
     classifier("decision_tree_classifier",
@@ -319,8 +354,8 @@ const std::vector<ExportCase>& all_cases() {
       xf.row(0).setZero();
       preprocessing::Normalizer<double> max_norm({.norm = "max"});
       max_norm.fit(iris.X_train);
-      out.push_back(make_case("normalizer_max", max_norm, xf,
-                              {{"variable", as_double(max_norm.transform(xf.cast<double>()))}}));
+      add_cases(out, "normalizer_max", max_norm, xf,
+                              {{"variable", as_double(max_norm.transform(xf.cast<double>()))}});
     }
     transformer("polynomial_features", preprocessing::PolynomialFeatures<double>().fit(iris.X_train));
     transformer("polynomial_features_interactions",
@@ -350,9 +385,9 @@ const std::vector<ExportCase>& all_cases() {
             preprocessing::SimpleImputerParams{.strategy = "constant", .fill_value = -2.5}}) {
         preprocessing::SimpleImputer<double> imputer(params);
         imputer.fit(train);
-        out.push_back(make_case("simple_imputer_" + params.strategy +
+        add_cases(out, "simple_imputer_" + params.strategy +
                                     (params.keep_empty_features ? "_keep_empty" : ""),
-                                imputer, xf, {{"variable", as_double(imputer.transform(x))}}));
+                                imputer, xf, {{"variable", as_double(imputer.transform(x))}});
       }
     }
     {
@@ -375,12 +410,12 @@ const std::vector<ExportCase>& all_cases() {
       const Matrix<float> test_codes = iris.X_test.array().floor().matrix().cast<float>();
       preprocessing::OneHotEncoder<double> ignore({.handle_unknown = "ignore"});
       ignore.fit(codes.topRows(40));
-      out.push_back(make_case("one_hot_encoder_ignore", ignore, test_codes,
-                              {{"variable", as_double(ignore.transform(test_codes.cast<double>()))}}));
+      add_cases(out, "one_hot_encoder_ignore", ignore, test_codes,
+                              {{"variable", as_double(ignore.transform(test_codes.cast<double>()))}});
       preprocessing::OneHotEncoder<double> strict;
       strict.fit(codes);
-      out.push_back(make_case("one_hot_encoder", strict, codes.cast<float>(),
-                              {{"variable", as_double(strict.transform(codes))}}));
+      add_cases(out, "one_hot_encoder", strict, codes.cast<float>(),
+                              {{"variable", as_double(strict.transform(codes))}});
       auto pipe = pipeline::make_pipeline(preprocessing::OneHotEncoder<double>({.handle_unknown = "ignore"}),
                                           linear_model::LogisticRegression<double>());
       pipe.fit(codes, iris.y_train);
@@ -392,9 +427,9 @@ const std::vector<ExportCase>& all_cases() {
     {
       cluster::KMeans<double> km({.n_clusters = 3, .random_state = 0});
       km.fit(iris.X_train);
-      out.push_back(make_case(
+      add_cases(out, 
           "kmeans", km, iris_f,
-          {{"label", column(km.predict(iris_x))}, {"scores", as_double(km.transform(iris_x))}}));
+          {{"label", column(km.predict(iris_x))}, {"scores", as_double(km.transform(iris_x))}});
     }
     {
       auto pipe = pipeline::make_pipeline(preprocessing::StandardScaler<double>(),
@@ -413,9 +448,9 @@ const std::vector<ExportCase>& all_cases() {
       auto pipe = pipeline::make_pipeline(preprocessing::StandardScaler<double>(),
                                           cluster::KMeans<double>({.n_clusters = 3}));
       pipe.fit(iris.X_train);
-      out.push_back(make_case("pipeline_scaler_kmeans", pipe, iris_f,
+      add_cases(out, "pipeline_scaler_kmeans", pipe, iris_f,
                               {{"label", column(pipe.predict(iris_x))},
-                               {"scores", as_double(pipe.transform(iris_x))}}));
+                               {"scores", as_double(pipe.transform(iris_x))}});
     }
     return out;
   }();
@@ -428,8 +463,11 @@ using RuntimeOutputs =
 
 RuntimeOutputs executor_outputs(const ExportCase& c) {
   const ox::Graph g = ox::load(c.path);
-  std::vector<float> x(c.X.data(), c.X.data() + c.X.size());
-  const std::vector<ox::Tensor> y = g.run({ox::Tensor({c.X.rows(), c.X.cols()}, std::move(x))});
+  const ox::Tensor input =
+      c.precision == ox::Precision::float64
+          ? ox::Tensor({c.X.rows(), c.X.cols()}, std::vector<double>(c.X.data(), c.X.data() + c.X.size()))
+          : ox::Tensor({c.X.rows(), c.X.cols()}, std::vector<float>(c.X.data(), c.X.data() + c.X.size()));
+  const std::vector<ox::Tensor> y = g.run({input});
   RuntimeOutputs out;
   for (std::size_t i = 0; i < y.size(); ++i) {
     out[g.outputs()[i].name] = {
@@ -440,7 +478,7 @@ RuntimeOutputs executor_outputs(const ExportCase& c) {
 }
 
 void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::string& runtime,
-                   Largest& largest) {
+                   LargestByPrecision& largest) {
   CHECK_MESSAGE(got.size() == c.expected.size(), c.name, " (", runtime, "): ", got.size(),
                 " outputs, expected ", c.expected.size());
   for (const auto& [name, want] : c.expected) {
@@ -450,7 +488,8 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
       continue;
     }
     const std::string problem =
-        compare(name, it->second.first, it->second.second, want, largest, c.name);
+        compare(name, it->second.first, it->second.second, want,
+                largest[c.tolerance < 1e-6 ? 1 : 0], c.name, c.tolerance);
     CHECK_MESSAGE(problem.empty(), c.name, " (", runtime, "): ", problem);
   }
 }
@@ -459,18 +498,34 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  CHECK(cases.size() == 52);
-  Largest largest;
+  // 52 models in float32, and again in float64 but for the 8 trees and boosting models.
+  CHECK(cases.size() == 52 + 44);
+  CHECK(float32_only() == std::vector<std::string>{
+                              "decision_tree_classifier", "random_forest_classifier",
+                              "extra_trees_classifier_binary", "hist_gradient_boosting_classifier",
+                              "hist_gradient_boosting_binary", "hist_gradient_boosting_regressor",
+                              "decision_tree_regressor", "random_forest_regressor"});
+  LargestByPrecision largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);
     CHECK_NOTHROW(ox::check_model_full(c.proto));
     // The saved file is the serialised to_proto.
     const ::onnx::ModelProto saved = ox::read_model_proto(c.path);
     CHECK(saved.SerializeAsString() == c.proto.SerializeAsString());
+    // Every real value of a float64 model is double: input, initializers, outputs.
+    const std::int32_t real = c.precision == ox::Precision::float64 ? ::onnx::TensorProto::DOUBLE
+                                                                     : ::onnx::TensorProto::FLOAT;
+    CHECK(c.proto.graph().input(0).type().tensor_type().elem_type() == real);
+    for (const auto& init : c.proto.graph().initializer()) {
+      if (init.data_type() != ::onnx::TensorProto::INT64) CHECK_MESSAGE(init.data_type() == real, init.name());
+    }
+    for (const auto& out : c.proto.graph().output()) {
+      if (out.name() != "label") CHECK_MESSAGE(out.type().tensor_type().elem_type() == real, out.name());
+    }
     check_outputs(c, executor_outputs(c), "onelearn executor", largest);
   }
-  MESSAGE("onelearn executor: largest error ", largest.error, " of the column scale (",
-          largest.where, ")");
+  MESSAGE("onelearn executor: largest error ", largest[0].error, " of the column scale in float32 (",
+          largest[0].where, "), ", largest[1].error, " in float64 (", largest[1].where, ")");
 }
 
 TEST_CASE("ONNX export: format, names and metadata") {
@@ -551,7 +606,7 @@ TEST_CASE("onnxruntime round trip: every exported model's outputs equal onelearn
   REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
   const nlohmann::json all = nlohmann::json::parse(text);
   REQUIRE(all.size() == cases.size());
-  Largest largest;
+  LargestByPrecision largest;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     RuntimeOutputs got;
     for (const auto& [name, value] : all[i].items()) {
@@ -560,8 +615,9 @@ TEST_CASE("onnxruntime round trip: every exported model's outputs equal onelearn
     }
     check_outputs(cases[i], got, "onnxruntime", largest);
   }
-  MESSAGE("onnxruntime: ", cases.size(), " models compared, largest error ", largest.error,
-          " of the column scale (", largest.where, ")");
+  MESSAGE("onnxruntime: ", cases.size(), " models compared, largest error ", largest[0].error,
+          " of the column scale in float32 (", largest[0].where, "), ", largest[1].error,
+          " in float64 (", largest[1].where, ")");
 }
 
 TEST_CASE("ONNX export errors: not fitted, not exportable, unwritable path") {
@@ -590,6 +646,17 @@ TEST_CASE("ONNX export errors: not fitted, not exportable, unwritable path") {
   encoder.fit(close);
   CHECK_THROWS_WITH_AS(ox::to_proto(encoder), doctest::Contains("one float32 value"),
                        invalid_argument);
+  // In float64 the same two categories are two values, told apart.
+  {
+    const ox::Graph g(ox::to_proto(encoder, {.precision = ox::Precision::float64}));
+    const auto y = g.run({ox::Tensor({2, 1}, std::vector<double>{1.0, 1.0 + 1e-12})})[0].to_vector<double>();
+    CHECK(y == std::vector<double>{1, 0, 0, 0, 1, 0});
+  }
+  // The trees have no float64 form in ai.onnx.ml opset 3.
+  tree::DecisionTreeRegressor<double> tree({.max_depth = 2});
+  tree.fit(diabetes.X_train, diabetes.y_train);
+  CHECK_THROWS_WITH_AS(ox::to_proto(tree, {.precision = ox::Precision::float64}),
+                       doctest::Contains("float32 only"), ox::unsupported_error);
   // Text columns have no float32 input to read: not Exportable.
   static_assert(!ox::Exportable<preprocessing::OneHotEncoder<std::string>>);
 

@@ -21,7 +21,9 @@
  * ONNX export of every fitted onelearn model that ONNX can express:
  * - `onelearn::onnx::to_proto(model)`: an `onnx::ModelProto`;
  * - `onelearn::onnx::save(model, path)`: written to a temporary file, then renamed (no
- *   half-written file).
+ *   half-written file);
+ * - both take `{.precision = onelearn::onnx::Precision::float64}` for a double model (every
+ *   family below but the trees and boosting; the default is float32, as skl2onnx writes).
  *
  * The families, one header each under onnx/export/ (include just one to compile less):
  * - `linear.hpp`: LinearRegression, Ridge, Lasso, ElasticNet, SGDRegressor (LinearRegressor);
@@ -41,7 +43,7 @@
  *   activations, Flatten, Reshape; input N, C, H, W for images); onnx/to_sequential.hpp reads
  *   such a chain back as a Sequential.
  *
- * The format (opsets, names, metadata, float32) and how to add a model type are described in
+ * The format (opsets, names, metadata, precision) and how to add a model type are described in
  * onnx/export/core.hpp; checking a model with ONNX's checker in onnx/export/check.hpp.
  *
  * Needs `ONNX_ML=1` and `ONNX_NAMESPACE=onnx` and links onnx_proto and protobuf (the target

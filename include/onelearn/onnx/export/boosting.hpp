@@ -86,6 +86,7 @@ EnsembleAttributes boosting_attributes(const std::vector<std::vector<ensemble::d
 template <class T, class E>
 Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingRegressor<T, E>& m,
                       const std::string& x) {
+  detail::require_float32(b, "HistGradientBoostingRegressor");
   bool all_non_negative = true;
   const detail::EnsembleAttributes a = detail::boosting_attributes(
       m.trees(), [](std::int64_t) { return std::int64_t{0}; }, all_non_negative);
@@ -103,6 +104,7 @@ Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingRegre
 template <class T, class E>
 Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingClassifier<T, E>& m,
                       const std::string& x) {
+  detail::require_float32(b, "HistGradientBoostingClassifier");
   const Labels& classes = m.classes();
   const auto k = static_cast<std::int64_t>(classes.size());
   bool all_non_negative = true;

@@ -35,7 +35,7 @@ Exported export_model(GraphBuilder& b, const cluster::KMeans<T, E>& m, const std
   const Matrix<T>& centres = m.cluster_centers();
   const auto k = static_cast<std::int64_t>(centres.rows());
   const auto p = static_cast<std::int64_t>(centres.cols());
-  const std::string d2 = detail::export_squared_differences(b, x, to_floats(centres), {}, k, p);
+  const std::string d2 = detail::export_squared_differences(b, x, to_reals(centres), {}, k, p);
   const std::string scores = b.apply("Sqrt", {d2}, "scores");
   const std::string negated = b.apply("Neg", {d2}, "negated_squares");
   const std::string label = b.fresh("label");
@@ -43,7 +43,7 @@ Exported export_model(GraphBuilder& b, const cluster::KMeans<T, E>& m, const std
   set_attribute(n, "axis", std::int64_t{1});
   set_attribute(n, "keepdims", std::int64_t{0});
   return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
-          {"scores", scores, ::onnx::TensorProto::FLOAT, {-1, k}}};
+          {"scores", scores, b.real_type(), {-1, k}}};
 }
 
 }  // namespace onelearn::onnx

@@ -24,19 +24,24 @@
  *   Exported export_model(GraphBuilder& b, const MyModel& m, const std::string& input);
  * \endcode
  *
- * which appends nodes reading the float32 value `input` (N x n_features) and returns its
- * outputs, the one a following pipeline step would read first. The overload is found by
+ * which appends nodes reading the real value `input` (N x n_features, of type b.real_type():
+ * float32 or float64, see below) and returns its outputs, the one a following pipeline step would read first. The overload is found by
  * argument-dependent lookup through GraphBuilder, so it only has to be declared before to_proto
  * is instantiated; a model with an n_features_in() and a get_params() gets its input
  * declaration and metadata from them, others can provide `export_input_shape(...)` (see below).
  *
- * The model: IR version 8, opsets ai.onnx 17 and ai.onnx.ml 3, one float32 input "X" of shape
+ * The model: IR version 8, opsets ai.onnx 17 and ai.onnx.ml 3, one real input "X" of shape
  * ("N", n_features_in), outputs named as skl2onnx names them ("label", "probabilities",
  * "scores", "variable"), metadata_props "estimator", "parameters" (params::to_string of the
  * estimator's parameters, less `verbose`; "step__name=value" for pipelines) and
  * "onelearn_version".
- * Every model is float32 inside, whatever the estimator's T, because the ONNX-ML operators
- * (LinearClassifier, LinearRegressor, Scaler) output float32 only.
+ * The precision is the caller's choice (ExportOptions): float32 by default, as skl2onnx writes
+ * models, whatever the estimator's T; or float64, where the input, every initializer and every
+ * real-valued output are double. The ONNX-ML operators LinearClassifier, LinearRegressor and
+ * Scaler output float32 only, so a float64 export writes their arithmetic in plain operators
+ * (MatMul, Add, Sub, Mul, Softmax or Sigmoid, ArgMax and Gather for the labels), as skl2onnx's
+ * double converters do; the trees and boosting, whose TreeEnsemble operators hold thresholds
+ * in float32 before ai.onnx.ml opset 5, are float32 only (unsupported_error in float64).
  *
  * Errors: not_fitted_error for a model (or pipeline step) that is not fitted; invalid_argument
  * for a fitted model the export cannot express (SGDClassifier with loss "modified_huber");
@@ -68,6 +73,7 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/version.hpp"
 #include "onelearn/io/atomic_file.hpp"
+#include "onelearn/onnx/errors.hpp"
 #include "onelearn/pipeline.hpp"
 
 namespace onelearn::onnx {
@@ -78,6 +84,15 @@ inline constexpr std::int64_t export_ml_opset = 3;
 inline constexpr std::string_view ml_domain = "ai.onnx.ml";
 /// The symbolic batch dimension of every exported input and output.
 inline constexpr std::string_view batch_dim = "N";
+
+/// The element type of an exported model's input, initializers and real-valued outputs.
+enum class Precision { float32, float64 };
+
+/// How to_proto and save write a model: `onnx::save(model, path, {.precision =
+/// onnx::Precision::float64})` keeps a double model's numbers whole.
+struct ExportOptions {
+  Precision precision = Precision::float32;
+};
 
 /// One output of an exported model: its role ("label", "probabilities", "scores", "variable"),
 /// the value's name in the graph, its ONNX element type, and its dims (-1: the batch "N").
@@ -95,7 +110,15 @@ using Exported = std::vector<ExportedValue>;
 /// prefixed with the current scope (a pipeline step's name) so that chained steps never clash.
 class GraphBuilder {
  public:
-  explicit GraphBuilder(::onnx::GraphProto& graph) : graph_(&graph) {}
+  explicit GraphBuilder(::onnx::GraphProto& graph, Precision precision = Precision::float32)
+      : graph_(&graph), precision_(precision) {}
+
+  [[nodiscard]] Precision precision() const noexcept { return precision_; }
+  [[nodiscard]] bool is_float64() const noexcept { return precision_ == Precision::float64; }
+  /// The ONNX element type of the model's real values: FLOAT or DOUBLE.
+  [[nodiscard]] std::int32_t real_type() const noexcept {
+    return is_float64() ? ::onnx::TensorProto::DOUBLE : ::onnx::TensorProto::FLOAT;
+  }
 
   /// Names get "<scope>_" in front until the scope is changed.
   void set_scope(std::string scope) { scope_ = std::move(scope); }
@@ -109,15 +132,22 @@ class GraphBuilder {
     return candidate;
   }
 
-  /// A float32 initializer of shape `dims`; returns its name.
+  /// A real initializer of shape `dims` in the model's precision (the values rounded once to
+  /// float32 in a float32 model); returns its name.
   std::string constant(std::string_view base, const std::vector<std::int64_t>& dims,
-                       const std::vector<float>& values) {
+                       const std::vector<double>& values) {
     const std::string name = fresh(base);
     ::onnx::TensorProto* t = graph_->add_initializer();
     t->set_name(name);
-    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->set_data_type(real_type());
     for (const std::int64_t d : dims) t->add_dims(d);
-    for (const float v : values) t->add_float_data(v);
+    for (const double v : values) {
+      if (is_float64()) {
+        t->add_double_data(v);
+      } else {
+        t->add_float_data(static_cast<float>(v));
+      }
+    }
     return name;
   }
 
@@ -170,6 +200,7 @@ class GraphBuilder {
   }
 
   ::onnx::GraphProto* graph_;
+  Precision precision_;
   std::string scope_;
   std::vector<std::string> names_;
 };
@@ -221,7 +252,19 @@ inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
   for (const std::int64_t v : values) a->add_ints(v);
 }
 
-/// The entries of an Eigen vector or matrix (row-major order) as float32.
+/// The entries of an Eigen vector or matrix (row-major order) as double, for
+/// GraphBuilder::constant.
+template <class E>
+std::vector<double> to_reals(const E& values) {
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(values.size()));
+  for (Eigen::Index i = 0; i < values.rows(); ++i)
+    for (Eigen::Index j = 0; j < values.cols(); ++j)
+      out.push_back(static_cast<double>(values(i, j)));
+  return out;
+}
+
+/// The same rounded to float32: the attributes of the ONNX-ML operators are float32.
 template <class E>
 std::vector<float> to_floats(const E& values) {
   std::vector<float> out;
@@ -230,6 +273,10 @@ std::vector<float> to_floats(const E& values) {
     for (Eigen::Index j = 0; j < values.cols(); ++j)
       out.push_back(static_cast<float>(values(i, j)));
   return out;
+}
+
+inline std::vector<float> to_floats(const std::vector<double>& values) {
+  return {values.begin(), values.end()};
 }
 
 // ---- what to_proto needs of a model ----
@@ -390,14 +437,14 @@ namespace detail {
 /// form that keeps float32 precision (see onnx/export/cluster.hpp). `weights` (k x p) may be
 /// empty (all ones). Used by KMeans and GaussianNB.
 inline std::string export_squared_differences(GraphBuilder& b, const std::string& x,
-                                              const std::vector<float>& centres,
-                                              const std::vector<float>& weights, std::int64_t k,
+                                              const std::vector<double>& centres,
+                                              const std::vector<double>& weights, std::int64_t k,
                                               std::int64_t p) {
   const std::string axis1 = b.constant_int64("axis_1", {1}, {1});
   const std::string axis2 = b.constant_int64("axis_2", {1}, {2});
   const std::string c = b.constant("centres", {k, p}, centres);
   const std::string ones =
-      b.constant("ones", {p, 1}, std::vector<float>(static_cast<std::size_t>(p), 1.f));
+      b.constant("ones", {p, 1}, std::vector<double>(static_cast<std::size_t>(p), 1.0));
   const std::string x3 = b.apply("Unsqueeze", {x, axis1}, "x_unsqueezed");  // N x 1 x p
   const std::string diff = b.apply("Sub", {x3, c}, "differences");          // N x k x p
   std::string square = b.apply("Mul", {diff, diff}, "squared_differences");
@@ -407,6 +454,18 @@ inline std::string export_squared_differences(GraphBuilder& b, const std::string
   }
   const std::string sum = b.apply("MatMul", {square, ones}, "summed");  // N x k x 1
   return b.apply("Squeeze", {sum, axis2}, "squared_sums");              // N x k
+}
+
+/// Refuses a float64 export of a model that only has a float32 form (`model` names it).
+inline void require_float32(const GraphBuilder& b, std::string_view model) {
+  if (b.is_float64()) {
+    throw unsupported_error(
+        unsupported_kind::data_type, "float64",
+        "onnx::to_proto: " + std::string(model) +
+        " exports in float32 only (expected Precision::float32, found float64): ai.onnx.ml "
+        "opset 3's TreeEnsemble operators hold thresholds and leaf values in float32, and "
+        "opset 5's TreeEnsemble, which has double, is not run by onnxruntime 1.16");
+  }
 }
 
 }  // namespace detail
@@ -421,9 +480,10 @@ std::int64_t export_input_features(const M& m) {
   }
 }
 
-/// The fitted `model` as an ONNX ModelProto (see the top of this header).
+/// The fitted `model` as an ONNX ModelProto (see the top of this header), in the precision
+/// `options` asks for.
 template <Exportable M>
-::onnx::ModelProto to_proto(const M& model) {
+::onnx::ModelProto to_proto(const M& model, const ExportOptions& options = {}) {
   detail::check_fitted_for_export(model);
   ::onnx::ModelProto proto;
   proto.set_ir_version(export_ir_version);
@@ -441,9 +501,9 @@ template <Exportable M>
   ::onnx::GraphProto& graph = *proto.mutable_graph();
   graph.set_name(name);
   const std::int64_t features = export_input_features(model);
-  detail::set_value_info(*graph.add_input(), "X", ::onnx::TensorProto::FLOAT, {-1, features});
+  GraphBuilder builder(graph, options.precision);
+  detail::set_value_info(*graph.add_input(), "X", builder.real_type(), {-1, features});
 
-  GraphBuilder builder(graph);
   // Reserved: no internal value takes the input's name or an output's final name.
   for (const char* reserved : {"X", "label", "probabilities", "scores", "variable"}) {
     builder.fresh(reserved);
@@ -495,8 +555,8 @@ inline void save_proto(const ::onnx::ModelProto& proto, const std::filesystem::p
 
 /// Exports the fitted `model` (to_proto) and writes it to `path` (save_proto).
 template <Exportable M>
-void save(const M& model, const std::filesystem::path& path) {
-  save_proto(to_proto(model), path);
+void save(const M& model, const std::filesystem::path& path, const ExportOptions& options = {}) {
+  save_proto(to_proto(model, options), path);
 }
 
 }  // namespace onelearn::onnx

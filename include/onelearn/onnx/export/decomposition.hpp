@@ -29,22 +29,22 @@ Exported export_model(GraphBuilder& b, const decomposition::PCA<T, E>& m, const 
   const Matrix<T>& components = m.components();  // k x p
   const auto k = static_cast<std::int64_t>(components.rows());
   const auto p = static_cast<std::int64_t>(components.cols());
-  const std::string mean = b.constant("mean", {p}, to_floats(m.mean()));
+  const std::string mean = b.constant("mean", {p}, to_reals(m.mean()));
   const Matrix<T> transposed = components.transpose();
-  const std::string weights = b.constant("components_t", {p, k}, to_floats(transposed));
+  const std::string weights = b.constant("components_t", {p, k}, to_reals(transposed));
   const std::string centred = b.apply("Sub", {x, mean}, "centred");
   std::string y =
       b.apply("MatMul", {centred, weights}, m.get_params().whiten ? "scores" : "variable");
   if (m.get_params().whiten) {
-    std::vector<float> sd;
+    std::vector<double> sd;
     const auto& variance = m.explained_variance();
     for (index_t i = 0; i < variance.size(); ++i) {
-      sd.push_back(static_cast<float>(std::sqrt(static_cast<double>(variance(i)))));
+      sd.push_back(std::sqrt(static_cast<double>(variance(i))));
     }
     const std::string sdev = b.constant("sqrt_explained_variance", {k}, sd);
     y = b.apply("Div", {y, sdev}, "variable");
   }
-  return {{"variable", y, ::onnx::TensorProto::FLOAT, {-1, k}}};
+  return {{"variable", y, b.real_type(), {-1, k}}};
 }
 
 }  // namespace onelearn::onnx

@@ -33,15 +33,19 @@
  *   clipped score is 0, which needs operators (Equal/Where) beyond the set onelearn's own
  *   executor runs.
  *
- * Why LinearClassifier and not Gemm + Softmax + ArgMax: ArgMax gives the index of a class, and
- * turning it into an arbitrary label (classes() need not be 0..k-1) takes Gather or
- * ArrayFeatureExtractor, outside the operator set onelearn's executor supports (so export ->
- * onelearn::onnx::load would not round-trip); LinearClassifier carries the labels itself, is
- * what skl2onnx writes (so tools that read scikit-learn exports read these), and is one node.
+ * In float64 (ExportOptions) the same functions in plain operators, since LinearRegressor's and
+ * LinearClassifier's outputs are float32 only: MatMul + Add, then Sigmoid or Softmax, and the
+ * label classes()[ArgMax] by Gather (onnx/export/scores.hpp).
+ *
+ * Why LinearClassifier in float32 and not Gemm + Softmax + ArgMax + Gather: it carries the
+ * labels itself, is what skl2onnx writes (so tools that read scikit-learn exports read these,
+ * and onnx::to_estimator reads them back), and is one node.
  */
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "onelearn/core/errors.hpp"
@@ -55,6 +59,7 @@
 #include "onelearn/linear_model/sgd_classifier.hpp"
 #include "onelearn/linear_model/sgd_regressor.hpp"
 #include "onelearn/onnx/export/core.hpp"
+#include "onelearn/onnx/export/scores.hpp"
 
 namespace onelearn::onnx {
 
@@ -63,13 +68,19 @@ namespace detail {
 template <class T>
 Exported export_linear_regressor(GraphBuilder& b, const Vector<T>& coef, T intercept,
                                  const std::string& x) {
+  const std::vector<std::int64_t> dims{-1, 1};
+  if (b.is_float64()) {
+    const std::string y = export_affine(b, x, to_reals(coef), {static_cast<double>(intercept)}, 1,
+                                        static_cast<std::int64_t>(coef.size()), "variable");
+    return {{"variable", y, b.real_type(), dims}};
+  }
   const std::string y = b.fresh("variable");
   auto& n = b.node("LinearRegressor", {x}, {y}, ml_domain);
   set_attribute(n, "coefficients", to_floats(coef));
   set_attribute(n, "intercepts", std::vector<float>{static_cast<float>(intercept)});
   set_attribute(n, "targets", std::int64_t{1});
-  b.declare(y, ::onnx::TensorProto::FLOAT, {-1, 1});
-  return {{"variable", y, ::onnx::TensorProto::FLOAT, {-1, 1}}};
+  b.declare(y, ::onnx::TensorProto::FLOAT, dims);
+  return {{"variable", y, ::onnx::TensorProto::FLOAT, dims}};
 }
 
 /// A LinearClassifier node for coef (1 x p binary, k x p otherwise), `post` its
@@ -79,43 +90,50 @@ Exported export_linear_classifier(GraphBuilder& b, const Matrix<T>& coef,
                                   const Vector<T>& intercept, const Labels& classes,
                                   const std::string& post, const std::string& role, bool normalize,
                                   const std::string& x) {
-  std::vector<float> coefficients, intercepts;
+  std::vector<double> coefficients, intercepts;
   if (coef.rows() == 1) {
     // Binary: two rows (-w, w), so the scores are (-s, s) and LOGISTIC gives (1 - p, p).
     const Matrix<T> negated = -coef;
-    coefficients = to_floats(negated);
-    const std::vector<float> positive = to_floats(coef);
+    coefficients = to_reals(negated);
+    const std::vector<double> positive = to_reals(coef);
     coefficients.insert(coefficients.end(), positive.begin(), positive.end());
-    intercepts = {-static_cast<float>(intercept(0)), static_cast<float>(intercept(0))};
+    intercepts = {-static_cast<double>(intercept(0)), static_cast<double>(intercept(0))};
   } else {
-    coefficients = to_floats(coef);
-    intercepts = to_floats(intercept);
+    coefficients = to_reals(coef);
+    intercepts = to_reals(intercept);
   }
   const auto k = static_cast<std::int64_t>(classes.size());
-  const std::string label = b.fresh("label");
-  std::string scores = b.fresh(normalize ? std::string("decision") : role);
-  auto& n = b.node("LinearClassifier", {x}, {label, scores}, ml_domain);
-  set_attribute(n, "coefficients", coefficients);
-  set_attribute(n, "intercepts", intercepts);
-  set_attribute(n, "classlabels_ints", std::vector<std::int64_t>(classes.begin(), classes.end()));
-  set_attribute(n, "multi_class", std::int64_t{0});
-  set_attribute(n, "post_transform", normalize ? std::string("NONE") : post);
-  b.declare(label, ::onnx::TensorProto::INT64, {-1});
-  b.declare(scores, ::onnx::TensorProto::FLOAT, {-1, k});
+  auto [label, scores] = export_linear_scores(b, x, coefficients, intercepts, classes,
+                                              normalize ? std::string("NONE") : post,
+                                              normalize ? std::string("decision") : role);
   if (normalize) {
     // One-vs-rest logistic scores divided by their row sum: sigmoid(s_k) / sum_j sigmoid(s_j)
     // = softmax_k(log sigmoid(s)) with log sigmoid(s) = -softplus(-s). skl2onnx's LOGISTIC +
     // Normalizer computes the quotient itself, which in float32 is 0/0 = NaN once every score
     // is below about -90 (SGD on unscaled iris gets there); Softmax subtracts the row maximum.
-    const std::string negated = b.apply("Neg", {scores}, "negated_decision");
-    const std::string softplus = b.apply("Softplus", {negated}, "softplus");
-    const std::string log_sigmoid = b.apply("Neg", {softplus}, "log_sigmoid");
+    std::string log_sigmoid;
+    if (b.is_float64()) {
+      // onnxruntime has Softplus in float32 only: log sigmoid(s) = min(s, 0) - log(1 +
+      // exp(-|s|)) in operators it runs in double, as exact and as safe from overflow.
+      const std::string zero = b.constant("zero", {}, {0.0});
+      const std::string negative_part = b.apply("Min", {scores, zero}, "negative_part");
+      const std::string magnitude = b.apply("Abs", {scores}, "magnitude");
+      const std::string decay = b.apply("Exp", {b.apply("Neg", {magnitude}, "negated_magnitude")}, "decay");
+      const std::string log1p =
+          b.apply("Log", {b.apply("Add", {decay, b.constant("one", {}, {1.0})}, "one_plus_decay")},
+                  "log_one_plus_decay");
+      log_sigmoid = b.apply("Sub", {negative_part, log1p}, "log_sigmoid");
+    } else {
+      const std::string negated = b.apply("Neg", {scores}, "negated_decision");
+      const std::string softplus = b.apply("Softplus", {negated}, "softplus");
+      log_sigmoid = b.apply("Neg", {softplus}, "log_sigmoid");
+    }
     scores = b.fresh(role);
     auto& softmax = b.node("Softmax", {log_sigmoid}, {scores});
     set_attribute(softmax, "axis", std::int64_t{1});
   }
   return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
-          {role, scores, ::onnx::TensorProto::FLOAT, {-1, k}}};
+          {role, scores, b.real_type(), {-1, k}}};
 }
 
 }  // namespace detail

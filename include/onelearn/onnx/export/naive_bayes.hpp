@@ -19,10 +19,9 @@
  * Mul by -1/(2 var), MatMul with ones, Squeeze, Add), as GaussianNB itself does, for the
  * float32 precision (see onnx/export/cluster.hpp). jll then goes through a LinearClassifier
  * with identity coefficients, zero intercepts, classlabels_ints = classes() and SOFTMAX: its
- * label is classes()[argmax jll] and its probabilities softmax(jll) = predict_proba.
- * (skl2onnx uses ArgMax + ArrayFeatureExtractor for the label and Exp(jll - ReduceLogSumExp)
- * for the probabilities; ArrayFeatureExtractor/Gather and the Reduce operators are outside the
- * set onelearn's own executor runs, and this is the same function in one node.)
+ * label is classes()[argmax jll] and its probabilities softmax(jll) = predict_proba. In
+ * float64 (ExportOptions) the same in plain operators: Softmax, ArgMax and Gather
+ * (onnx/export/scores.hpp).
  */
 
 #include <cmath>
@@ -34,6 +33,7 @@
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "onelearn/naive_bayes/multinomial_nb.hpp"
 #include "onelearn/onnx/export/core.hpp"
+#include "onelearn/onnx/export/scores.hpp"
 
 namespace onelearn::onnx {
 
@@ -45,34 +45,29 @@ Exported export_model(GraphBuilder& b, const naive_bayes::GaussianNB<T, E>& m,
   const Labels& classes = m.classes();
   const auto k = static_cast<std::int64_t>(theta.rows());
   const auto p = static_cast<std::int64_t>(theta.cols());
-  std::vector<float> weights, constants;
+  std::vector<double> weights, constants;
   for (index_t c = 0; c < theta.rows(); ++c) {
     double constant = std::log(static_cast<double>(m.class_prior()(c)));
     for (index_t j = 0; j < theta.cols(); ++j) {
       const auto v = static_cast<double>(var(c, j));
-      weights.push_back(static_cast<float>(-0.5 / v));
+      weights.push_back(-0.5 / v);
       constant -= 0.5 * std::log(2.0 * std::numbers::pi * v);
     }
-    constants.push_back(static_cast<float>(constant));
+    constants.push_back(constant);
   }
   const std::string quadratic =
-      detail::export_squared_differences(b, x, to_floats(theta), weights, k, p);
+      detail::export_squared_differences(b, x, to_reals(theta), weights, k, p);
   const std::string prior = b.constant("log_prior_and_norm", {k}, constants);
   const std::string jll = b.apply("Add", {quadratic, prior}, "joint_log_likelihood");
 
-  std::vector<float> identity(static_cast<std::size_t>(k * k), 0.f);
-  for (std::int64_t c = 0; c < k; ++c) identity[static_cast<std::size_t>(c * k + c)] = 1.f;
-  const std::string label = b.fresh("label");
-  const std::string proba = b.fresh("probabilities");
-  auto& n = b.node("LinearClassifier", {jll}, {label, proba}, ml_domain);
-  set_attribute(n, "coefficients", identity);
-  set_attribute(n, "intercepts", std::vector<float>(static_cast<std::size_t>(k), 0.f));
-  set_attribute(n, "classlabels_ints", std::vector<std::int64_t>(classes.begin(), classes.end()));
-  set_attribute(n, "post_transform", std::string("SOFTMAX"));
-  b.declare(label, ::onnx::TensorProto::INT64, {-1});
-  b.declare(proba, ::onnx::TensorProto::FLOAT, {-1, k});
+  // The joint log-likelihood through an identity LinearClassifier (its SOFTMAX and labels).
+  std::vector<double> identity(static_cast<std::size_t>(k * k), 0.0);
+  for (std::int64_t c = 0; c < k; ++c) identity[static_cast<std::size_t>(c * k + c)] = 1.0;
+  const auto [label, proba] = detail::export_linear_scores(
+      b, jll, identity, std::vector<double>(static_cast<std::size_t>(k), 0.0), classes, "SOFTMAX",
+      "probabilities");
   return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
-          {"probabilities", proba, ::onnx::TensorProto::FLOAT, {-1, k}}};
+          {"probabilities", proba, b.real_type(), {-1, k}}};
 }
 
 /// MultinomialNB: its joint log-likelihood X feature_log_prob^T + class_log_prior is a linear
@@ -86,23 +81,12 @@ Exported export_model(GraphBuilder& b, const naive_bayes::MultinomialNB<T, E>& m
   const Matrix<T>& log_prob = m.feature_log_prob();  // k x p
   const Labels& classes = m.classes();
   const auto k = static_cast<std::int64_t>(log_prob.rows());
-  std::vector<float> coefficients;
-  for (index_t c = 0; c < log_prob.rows(); ++c) {
-    for (index_t j = 0; j < log_prob.cols(); ++j) coefficients.push_back(static_cast<float>(log_prob(c, j)));
-  }
-  std::vector<float> intercepts;
-  for (index_t c = 0; c < log_prob.rows(); ++c) intercepts.push_back(static_cast<float>(m.class_log_prior()(c)));
-  const std::string label = b.fresh("label");
-  const std::string proba = b.fresh("probabilities");
-  auto& n = b.node("LinearClassifier", {x}, {label, proba}, ml_domain);
-  set_attribute(n, "coefficients", coefficients);
-  set_attribute(n, "intercepts", intercepts);
-  set_attribute(n, "classlabels_ints", std::vector<std::int64_t>(classes.begin(), classes.end()));
-  set_attribute(n, "post_transform", std::string("SOFTMAX"));
-  b.declare(label, ::onnx::TensorProto::INT64, {-1});
-  b.declare(proba, ::onnx::TensorProto::FLOAT, {-1, k});
+  const std::vector<double> coefficients = to_reals(log_prob);
+  const std::vector<double> intercepts = to_reals(m.class_log_prior());
+  const auto [label, proba] = detail::export_linear_scores(b, x, coefficients, intercepts, classes,
+                                                           "SOFTMAX", "probabilities");
   return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
-          {"probabilities", proba, ::onnx::TensorProto::FLOAT, {-1, k}}};
+          {"probabilities", proba, b.real_type(), {-1, k}}};
 }
 
 }  // namespace onelearn::onnx

@@ -70,7 +70,7 @@ ExportedNeighbours export_neighbour_search(GraphBuilder& b, const std::string& x
                                            const Matrix<T>& rows, std::int64_t k) {
   const auto n = static_cast<std::int64_t>(rows.rows());
   const auto p = static_cast<std::int64_t>(rows.cols());
-  const std::string d2 = export_squared_differences(b, x, to_floats(rows), {}, n, p);
+  const std::string d2 = export_squared_differences(b, x, to_reals(rows), {}, n, p);
   const std::string k_value = b.constant_int64("n_neighbors", {1}, {k});
   ExportedNeighbours out{b.fresh("neighbour_squared_distances"), b.fresh("neighbour_indices")};
   auto& top = b.node("TopK", {d2, k_value}, {out.squared_distances, out.indices});
@@ -84,11 +84,11 @@ ExportedNeighbours export_neighbour_search(GraphBuilder& b, const std::string& x
 /// rows weighs those rows 1 and the others 0 (scikit-learn's _get_weights).
 inline std::string export_distance_weights(GraphBuilder& b, const ExportedNeighbours& found) {
   const std::string distances = b.apply("Sqrt", {found.squared_distances}, "neighbour_distances");
-  const std::string zero = b.constant("zero", {}, {0.f});
+  const std::string zero = b.constant("zero", {}, {0.0});
   const std::string at_zero = b.apply("Equal", {distances, zero}, "at_zero_distance");
   const std::string at_zero_weight = b.fresh("at_zero_weight");
   auto& cast = b.node("Cast", {at_zero}, {at_zero_weight});
-  set_attribute(cast, "to", std::int64_t{::onnx::TensorProto::FLOAT});
+  set_attribute(cast, "to", std::int64_t{b.real_type()});
   const std::string any_zero = b.fresh("any_at_zero");
   auto& any = b.node("ReduceMax", {at_zero_weight}, {any_zero});
   set_attribute(any, "axes", std::vector<std::int64_t>{1});
@@ -133,9 +133,23 @@ Exported export_model(GraphBuilder& b, const neighbors::KNeighborsClassifier<T, 
       b.constant_int64("row_class_index", {static_cast<std::int64_t>(class_index.size())}, class_index);
   const std::string neighbour_classes =
       b.apply("Gather", {row_classes, found.indices}, "neighbour_class_index");  // N x k
-  const std::string depth = b.constant_int64("n_classes", {1}, {n_classes});
-  const std::string off_on = b.constant("off_on", {2}, {0.f, 1.f});
-  std::string ballots = b.apply("OneHot", {neighbour_classes, depth, off_on}, "ballots");  // N x k x C
+  std::string ballots;  // N x k x C: 1 where the neighbour is of the class
+  if (b.is_float64()) {
+    // onnxruntime's OneHot has no double output: the neighbours' class numbers compared with
+    // 0..C-1 (Equal, broadcast over a new last axis), cast to double.
+    std::vector<std::int64_t> class_numbers(static_cast<std::size_t>(n_classes));
+    for (std::int64_t c = 0; c < n_classes; ++c) class_numbers[static_cast<std::size_t>(c)] = c;
+    const std::string column = b.apply(
+        "Unsqueeze", {neighbour_classes, b.constant_int64("axis_2", {1}, {2})}, "neighbour_class_column");
+    const std::string matches = b.apply(
+        "Equal", {column, b.constant_int64("class_numbers", {n_classes}, class_numbers)}, "is_class");
+    ballots = b.fresh("ballots");
+    set_attribute(b.node("Cast", {matches}, {ballots}), "to", std::int64_t{b.real_type()});
+  } else {
+    const std::string depth = b.constant_int64("n_classes", {1}, {n_classes});
+    const std::string off_on = b.constant("off_on", {2}, {0.0, 1.0});
+    ballots = b.apply("OneHot", {neighbour_classes, depth, off_on}, "ballots");
+  }
   if (m.get_params().weights == "distance") {
     const std::string weights = detail::export_distance_weights(b, found);
     const std::string axis2 = b.constant_int64("axis_2", {1}, {2});
@@ -153,7 +167,7 @@ Exported export_model(GraphBuilder& b, const neighbors::KNeighborsClassifier<T, 
       "classes", {n_classes}, std::vector<std::int64_t>(classes.begin(), classes.end()));
   const std::string label = b.apply("Gather", {class_values, best}, "label");
   return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
-          {"probabilities", proba, ::onnx::TensorProto::FLOAT, {-1, n_classes}}};
+          {"probabilities", proba, b.real_type(), {-1, n_classes}}};
 }
 
 template <class T, class E>
@@ -167,7 +181,7 @@ Exported export_model(GraphBuilder& b, const neighbors::KNeighborsRegressor<T, E
   const detail::ExportedNeighbours found =
       detail::export_neighbour_search(b, x, m.fit_X(), m.get_params().n_neighbors);
   const std::string row_targets =
-      b.constant("row_targets", {static_cast<std::int64_t>(targets.size())}, to_floats(targets));
+      b.constant("row_targets", {static_cast<std::int64_t>(targets.size())}, to_reals(targets));
   const std::string neighbour_targets =
       b.apply("Gather", {row_targets, found.indices}, "neighbour_targets");  // N x k
   std::string prediction;
@@ -183,7 +197,7 @@ Exported export_model(GraphBuilder& b, const neighbors::KNeighborsRegressor<T, E
     set_attribute(mean, "axes", std::vector<std::int64_t>{1});
     set_attribute(mean, "keepdims", std::int64_t{1});
   }
-  return {{"variable", prediction, ::onnx::TensorProto::FLOAT, {-1, 1}}};
+  return {{"variable", prediction, b.real_type(), {-1, 1}}};
 }
 
 }  // namespace onelearn::onnx

@@ -11,9 +11,11 @@
  * onelearn::onnx::save(scaler.fit(X), "scaler.onnx");
  * \endcode
  *
- * ONNX export of the numeric transformers; output "variable" (float, N x n_features_out).
+ * ONNX export of the numeric transformers; output "variable" (N x n_features_out, float or
+ * double as ExportOptions asks).
  *
- * The scalers: one ONNX-ML Scaler node, y = (x - offset) * scale, as skl2onnx writes them.
+ * The scalers: one ONNX-ML Scaler node, y = (x - offset) * scale, as skl2onnx writes them (in
+ * float64, whose Scaler output would be float32, Sub and Mul).
  * - StandardScaler: offset = mean (0 without with_mean), scale = 1 / scale() (1 without
  *   with_std).
  * - MinMaxScaler: x * scale() + min() written as (x + min/scale) * scale; with clip = true a
@@ -31,11 +33,13 @@
  *   column k multiplies `degree` Gathers of that matrix, its features padded with the ones
  *   column (Mul), so that every column is one product of the same number of factors.
  * - OneHotEncoder (numeric codes): per feature, its column (Gather) compared with its
- *   categories (Equal, broadcast to N x categories), cast to float, the blocks concatenated. A
+ *   categories (Equal, broadcast to N x categories), cast to the model's precision, the blocks
+ *   concatenated. A
  *   value that is no category gives a block of zeros, handle_unknown = "ignore"'s output: ONNX
  *   cannot raise the error of "error", so the exported encoder ignores unknown values. The
  *   comparison is in float32, so two categories of a feature that round to the same float32
- *   are refused (invalid_argument). The text encoder (T = std::string) is not exportable.
+ *   are refused (invalid_argument) in a float32 export. The text encoder (T = std::string) is
+ *   not exportable.
  */
 
 #include <algorithm>
@@ -66,14 +70,18 @@ namespace detail {
 
 inline Exported export_scaler(GraphBuilder& b, const std::vector<double>& offset,
                               const std::vector<double>& scale, const std::string& x) {
+  const auto p = static_cast<std::int64_t>(offset.size());
+  const std::vector<std::int64_t> dims{-1, p};
+  if (b.is_float64()) {
+    // Scaler's output is float32 only: the same (x - offset) * scale in Sub and Mul.
+    const std::string centred = b.apply("Sub", {x, b.constant("offset", {p}, offset)}, "offset_x");
+    const std::string y = b.apply("Mul", {centred, b.constant("scale", {p}, scale)}, "variable");
+    return {{"variable", y, b.real_type(), dims}};
+  }
   const std::string y = b.fresh("variable");
   auto& n = b.node("Scaler", {x}, {y}, ml_domain);
-  std::vector<float> off, sc;
-  for (const double o : offset) off.push_back(static_cast<float>(o));
-  for (const double s : scale) sc.push_back(static_cast<float>(s));
-  set_attribute(n, "offset", off);
-  set_attribute(n, "scale", sc);
-  const std::vector<std::int64_t> dims{-1, static_cast<std::int64_t>(offset.size())};
+  set_attribute(n, "offset", to_floats(offset));
+  set_attribute(n, "scale", to_floats(scale));
   b.declare(y, ::onnx::TensorProto::FLOAT, dims);
   return {{"variable", y, ::onnx::TensorProto::FLOAT, dims}};
 }
@@ -107,10 +115,8 @@ Exported export_model(GraphBuilder& b, const preprocessing::MinMaxScaler<T, E>& 
   Exported out = detail::export_scaler(b, offset, scale, x);
   const auto& params = m.get_params();
   if (params.clip) {
-    const std::string lo =
-        b.constant("clip_min", {}, {static_cast<float>(params.feature_range.min)});
-    const std::string hi =
-        b.constant("clip_max", {}, {static_cast<float>(params.feature_range.max)});
+    const std::string lo = b.constant("clip_min", {}, {static_cast<double>(params.feature_range.min)});
+    const std::string hi = b.constant("clip_max", {}, {static_cast<double>(params.feature_range.max)});
     out[0].name = b.apply("Clip", {out[0].name, lo, hi}, "clipped");
   }
   return out;
@@ -146,15 +152,14 @@ Exported export_model(GraphBuilder& b, const preprocessing::Normalizer<T, E>& m,
     reduce("ReduceMax", b.apply("Abs", {x}, "magnitudes"));
   }
   // transform's _handle_zeros_in_scale: a norm below 10 epsilon of T divides by 1.
-  const auto tiny =
-      static_cast<float>(10 * static_cast<double>(std::numeric_limits<T>::epsilon()));
+  const double tiny = 10 * static_cast<double>(std::numeric_limits<T>::epsilon());
   const std::string is_tiny =
       b.apply("Less", {norms, b.constant("tiny_norm", {}, {tiny})}, "is_tiny");
   const std::string divisor =
-      b.apply("Where", {is_tiny, b.constant("one", {}, {1.f}), norms}, "divisors");
+      b.apply("Where", {is_tiny, b.constant("one", {}, {1.0}), norms}, "divisors");
   const std::string y = b.apply("Div", {x, divisor}, "variable");
   const auto p = static_cast<std::int64_t>(m.n_features_in());
-  return {{"variable", y, ::onnx::TensorProto::FLOAT, {-1, p}}};
+  return {{"variable", y, b.real_type(), {-1, p}}};
 }
 
 namespace detail {
@@ -174,11 +179,11 @@ template <class T, class E>
 Exported export_model(GraphBuilder& b, const preprocessing::SimpleImputer<T, E>& m,
                       const std::string& x) {
   const Vector<T>& statistics = m.statistics();
-  std::vector<float> fill;
+  std::vector<double> fill;
   std::vector<std::int64_t> kept;
   for (index_t j = 0; j < statistics.size(); ++j) {
     const auto s = static_cast<double>(statistics(j));
-    fill.push_back(std::isnan(s) ? 0.f : static_cast<float>(s));  // NaN: dropped just below
+    fill.push_back(std::isnan(s) ? 0.0 : s);  // NaN: dropped just below
     if (!std::isnan(s)) kept.push_back(j);
   }
   const auto p = static_cast<std::int64_t>(statistics.size());
@@ -190,7 +195,7 @@ Exported export_model(GraphBuilder& b, const preprocessing::SimpleImputer<T, E>&
     const std::string columns = b.constant_int64("kept_columns", {n_kept}, kept);
     y = detail::apply_on_axis(b, "Gather", {y, columns}, "variable", 1);
   }
-  return {{"variable", y, ::onnx::TensorProto::FLOAT, {-1, n_kept}}};
+  return {{"variable", y, b.real_type(), {-1, n_kept}}};
 }
 
 template <class T, class E>
@@ -216,8 +221,8 @@ Exported export_model(GraphBuilder& b, const preprocessing::PolynomialFeatures<T
   const std::string ones_shape = detail::apply_on_axis(
       b, "Concat", {rows, b.constant_int64("one_column", {1}, {1})}, "ones_shape", 0);
   const std::string ones =
-      b.apply("Expand", {b.constant("one", {1, 1}, {1.f}), ones_shape}, "ones");
-  if (degree == 0) return {{"variable", ones, ::onnx::TensorProto::FLOAT, {-1, n_out}}};
+      b.apply("Expand", {b.constant("one", {1, 1}, {1.0}), ones_shape}, "ones");
+  if (degree == 0) return {{"variable", ones, b.real_type(), {-1, n_out}}};
 
   const std::string padded = detail::apply_on_axis(b, "Concat", {x, ones}, "x_and_ones", 1);
   std::string y;
@@ -228,7 +233,7 @@ Exported export_model(GraphBuilder& b, const preprocessing::PolynomialFeatures<T
     const std::string factor = detail::apply_on_axis(b, "Gather", {padded, indices}, "factors", 1);
     y = position == 0 ? factor : b.apply("Mul", {y, factor}, "products");
   }
-  return {{"variable", y, ::onnx::TensorProto::FLOAT, {-1, n_out}}};
+  return {{"variable", y, b.real_type(), {-1, n_out}}};
 }
 
 template <std::floating_point T, class E>
@@ -238,10 +243,12 @@ Exported export_model(GraphBuilder& b, const preprocessing::OneHotEncoder<T, E>&
   std::vector<std::string> blocks;
   for (std::size_t j = 0; j < categories.size(); ++j) {
     const Vector<T>& c = categories[j];
-    std::vector<float> values;
+    std::vector<double> values;
     for (index_t k = 0; k < c.size(); ++k) {
-      values.push_back(static_cast<float>(c(k)));
-      if (k > 0 && values[static_cast<std::size_t>(k)] == values[static_cast<std::size_t>(k - 1)]) {
+      values.push_back(static_cast<double>(c(k)));
+      if (k > 0 && !b.is_float64() &&
+          static_cast<float>(values[static_cast<std::size_t>(k)]) ==
+              static_cast<float>(values[static_cast<std::size_t>(k - 1)])) {
         throw invalid_argument("onnx::to_proto: OneHotEncoder's categories " +
                                std::to_string(static_cast<double>(c(k - 1))) + " and " +
                                std::to_string(static_cast<double>(c(k))) + " of feature " +
@@ -255,14 +262,12 @@ Exported export_model(GraphBuilder& b, const preprocessing::OneHotEncoder<T, E>&
     const std::string is_category =
         b.apply("Equal", {column, b.constant("categories", {1, count}, values)}, "is_category");
     const std::string block = b.fresh("indicators");
-    set_attribute(b.node("Cast", {is_category}, {block}), "to",
-                  std::int64_t{::onnx::TensorProto::FLOAT});
+    set_attribute(b.node("Cast", {is_category}, {block}), "to", std::int64_t{b.real_type()});
     blocks.push_back(block);
   }
   const std::string y =
       blocks.size() == 1 ? blocks[0] : detail::apply_on_axis(b, "Concat", blocks, "variable", 1);
-  return {{"variable", y, ::onnx::TensorProto::FLOAT,
-           {-1, static_cast<std::int64_t>(m.n_output_features())}}};
+  return {{"variable", y, b.real_type(), {-1, static_cast<std::int64_t>(m.n_output_features())}}};
 }
 
 }  // namespace onelearn::onnx

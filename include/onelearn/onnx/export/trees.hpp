@@ -130,6 +130,7 @@ struct EnsembleAttributes {
 inline Exported export_tree_classifier(GraphBuilder& b, const std::string& x,
                                        const std::vector<tree::detail::TreeNodes>& trees,
                                        const Labels& classes) {
+  require_float32(b, "a tree classifier");
   const auto k = static_cast<std::int64_t>(classes.size());
   const double share = 1.0 / static_cast<double>(trees.size());
   EnsembleAttributes a;
@@ -159,6 +160,7 @@ inline Exported export_tree_classifier(GraphBuilder& b, const std::string& x,
 
 inline Exported export_tree_regressor(GraphBuilder& b, const std::string& x,
                                       const std::vector<tree::detail::TreeNodes>& trees) {
+  require_float32(b, "a tree regressor");
   EnsembleAttributes a;
   for (std::size_t t = 0; t < trees.size(); ++t) {
     a.add_tree(trees[t], static_cast<std::int64_t>(t), [&](index_t leaf, auto add) {

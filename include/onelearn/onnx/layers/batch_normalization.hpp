@@ -32,10 +32,10 @@ std::string export_batch_normalization(LayerExport& e, const nn::BatchNormalizat
   const auto p = bn.parameters();
   const auto s = bn.state();
   const auto C = static_cast<std::int64_t>(p[0].size());
-  const std::string gamma = b.constant("gamma", {C}, detail::span_floats<T>(p[0]));
-  const std::string beta = b.constant("beta", {C}, detail::span_floats<T>(p[1]));
-  const std::string mean = b.constant("moving_mean", {C}, detail::span_floats<T>(s[0]));
-  const std::string var = b.constant("moving_variance", {C}, detail::span_floats<T>(s[1]));
+  const std::string gamma = b.constant("gamma", {C}, detail::span_reals<T>(p[0]));
+  const std::string beta = b.constant("beta", {C}, detail::span_reals<T>(p[1]));
+  const std::string mean = b.constant("moving_mean", {C}, detail::span_reals<T>(s[0]));
+  const std::string var = b.constant("moving_variance", {C}, detail::span_reals<T>(s[1]));
   std::string y = b.fresh("batch_normalization");
   auto& n = b.node("BatchNormalization", {e.x, gamma, beta, mean, var}, {y});
   set_attribute(n, "epsilon", static_cast<float>(bn.epsilon()));

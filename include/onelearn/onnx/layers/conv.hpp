@@ -36,9 +36,9 @@ std::string export_conv2d(LayerExport& e, const nn::Conv2DLayer<T>& conv) {
   const index_t F = conv.filters(), groups = conv.groups();
   const index_t cg = e.input[0] / groups;
   const std::string kernel =
-      b.constant("kernel", {F, cg, g.kh, g.kw}, detail::span_floats<T>(p[0]));
+      b.constant("kernel", {F, cg, g.kh, g.kw}, detail::span_reals<T>(p[0]));
   std::vector<std::string> inputs = {e.x, kernel};
-  if (p.size() > 1) inputs.push_back(b.constant("bias", {F}, detail::span_floats<T>(p[1])));
+  if (p.size() > 1) inputs.push_back(b.constant("bias", {F}, detail::span_reals<T>(p[1])));
   std::string y = b.fresh("conv");
   auto& n = b.node("Conv", inputs, {y});
   set_attribute(n, "kernel_shape", std::vector<std::int64_t>{g.kh, g.kw});

@@ -38,9 +38,9 @@ std::string export_dense(LayerExport& e, const nn::DenseLayer<T>& dense) {
   const index_t units = dense.units(), width = e.input.back();
   const NnActivation act = dense.activation();
   const auto p = dense.parameters();
-  const std::string kernel = b.constant("kernel", {width, units}, detail::span_floats<T>(p[0]));
+  const std::string kernel = b.constant("kernel", {width, units}, detail::span_reals<T>(p[0]));
   std::vector<std::string> inputs = {e.x, kernel};
-  if (p.size() > 1) inputs.push_back(b.constant("bias", {units}, detail::span_floats<T>(p[1])));
+  if (p.size() > 1) inputs.push_back(b.constant("bias", {units}, detail::span_reals<T>(p[1])));
   std::string y;
   if (e.input.rank() == 1) {
     y = b.apply("Gemm", inputs, "dense");

@@ -27,7 +27,7 @@ std::string export_embedding(LayerExport& e, const nn::EmbeddingLayer<T>& embedd
   const auto p = embedding.parameters();
   const std::string table = b.constant("embeddings",
                                        {embedding.input_dim(), embedding.output_dim()},
-                                       detail::span_floats<T>(p[0]));
+                                       detail::span_reals<T>(p[0]));
   const std::string indices = b.fresh("indices");
   set_attribute(b.node("Cast", {e.x}, {indices}), "to",
                 static_cast<std::int64_t>(::onnx::TensorProto::INT64));

@@ -237,9 +237,11 @@ inline std::vector<std::int64_t> dims_of(const nn::Shape& s) {
   return out;
 }
 
+/// A layer's parameters as GraphBuilder::constant takes them (it rounds them to the model's
+/// precision).
 template <class V>
-std::vector<float> span_floats(std::span<const V> s) {
-  return std::vector<float>(s.begin(), s.end());
+std::vector<double> span_reals(std::span<const V> s) {
+  return std::vector<double>(s.begin(), s.end());
 }
 
 inline std::string pair_string(index_t a, index_t b) {
