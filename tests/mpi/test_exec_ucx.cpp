@@ -39,6 +39,10 @@
 #include "support.hpp"
 #include "weights_support.hpp"
 
+// This file's own namespace: the files of a unity batch share one translation unit
+// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
+namespace mpi_exec_ucx_tests {
+
 using namespace onelearn;
 
 namespace {
@@ -658,3 +662,5 @@ TEST_CASE("tune::run on exec::ucx with sub-groups equals tune::run on exec::mpi"
     }
   }
 }
+
+}  // namespace mpi_exec_ucx_tests

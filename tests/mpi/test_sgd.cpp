@@ -24,6 +24,10 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
+// This file's own namespace: the files of a unity batch share one translation unit
+// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
+namespace mpi_sgd_tests {
+
 using namespace onelearn;
 using linear_model::SGDClassifier;
 using linear_model::SGDClassifierParams;
@@ -259,3 +263,5 @@ TEST_CASE("distributed partial_fit and bad input fail on every rank") {
   CHECK_FALSE(model.is_fitted());
   CHECK_FALSE(regressor.is_fitted());
 }
+
+}  // namespace mpi_sgd_tests

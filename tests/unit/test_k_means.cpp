@@ -15,6 +15,10 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
+// This file's own namespace: the files of a unity batch share one translation unit
+// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
+namespace k_means_tests {
+
 using namespace onelearn;
 using cluster::KMeans;
 using cluster::KMeansParams;
@@ -428,3 +432,5 @@ TEST_CASE_TEMPLATE("Lloyd with Hamerly's bounds gives exactly the plain Lloyd re
     }
   }
 }
+
+}  // namespace k_means_tests

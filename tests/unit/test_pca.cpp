@@ -12,6 +12,10 @@
 #include "onelearn/decomposition/pca.hpp"
 #include "support.hpp"
 
+// This file's own namespace: the files of a unity batch share one translation unit
+// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
+namespace pca_tests {
+
 using namespace onelearn;
 using decomposition::PCA;
 using decomposition::PCAParams;
@@ -251,3 +255,5 @@ TEST_CASE("PCA rejects bad input with typed errors") {
   CHECK_THROWS_AS(pca.fit(bad), onelearn::invalid_argument);
   CHECK_FALSE(pca.is_fitted());
 }
+
+}  // namespace pca_tests

@@ -18,9 +18,15 @@
  * std::runtime_error). Links onnx as well as onnx_proto and protobuf.
  */
 
+// <sys/mman.h> (which onelearn/io/ includes to map files) defines MAP_TYPE, a name ONNX's
+// parser.h uses for an enumerator: set aside while ONNX's headers are read, so that this header
+// compiles after any other.
+#pragma push_macro("MAP_TYPE")
+#undef MAP_TYPE
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
+#pragma pop_macro("MAP_TYPE")
 
 namespace onelearn::onnx {
 
