@@ -28,7 +28,6 @@ add_executable(onelearn_onnx_tests
   "${CMAKE_CURRENT_SOURCE_DIR}/unit_onnx/test_onnx_nn.cpp"
   "${CMAKE_CURRENT_SOURCE_DIR}/unit/main.cpp")
 target_link_libraries(onelearn_onnx_tests PRIVATE onelearn_test_support onelearn::onnx)
-onelearn_unity_batches(onelearn_onnx_tests 2)
 add_test(NAME onnx_unit COMMAND onelearn_onnx_tests)
 set_tests_properties(onnx_unit PROPERTIES LABELS "unit;onnx" TIMEOUT 300)
 

@@ -65,10 +65,6 @@
 #include "onelearn/tune/mpi.hpp"
 #include "agreement_support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_agreement_tests {
-
 using namespace onelearn;
 using onelearn::test::agreement::same_on_every_rank;
 using onelearn::test::agreement::world;
@@ -410,5 +406,3 @@ TEST_CASE("searches, pipelines and tune::run with a setting that differs on one 
                        "tune::run: ranks disagree on seed: 1 on rank");
   }
 }
-
-}  // namespace mpi_agreement_tests

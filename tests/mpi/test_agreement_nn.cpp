@@ -19,10 +19,6 @@
 #include "onelearn/nn/sequential.hpp"
 #include "agreement_support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_agreement_nn_tests {
-
 using namespace onelearn;
 using onelearn::test::agreement::same_on_every_rank;
 using onelearn::test::agreement::world;
@@ -186,5 +182,3 @@ TEST_CASE("Sequential.fit: work done on one rank reports to every rank") {
   comm.barrier();
   if (comm.rank() == 0) std::filesystem::remove_all(dir);
 }
-
-}  // namespace mpi_agreement_nn_tests

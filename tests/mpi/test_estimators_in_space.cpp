@@ -9,10 +9,6 @@
 #include "cuda/estimator_space_checks.hpp"
 #include "onelearn/exec/mpi.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_estimators_in_space_tests {
-
 using namespace onelearn;
 namespace space = onelearn::space;
 
@@ -51,5 +47,3 @@ TEST_CASE_TEMPLATE("the k-NN models in a Thrust space under exec::mpi equal one 
   MESSAGE("no Thrust in this build: the k-NN models in a space under exec::mpi not checked");
 #endif
 }
-
-}  // namespace mpi_estimators_in_space_tests

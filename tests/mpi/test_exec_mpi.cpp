@@ -25,10 +25,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_exec_mpi_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -439,5 +435,3 @@ TEST_CASE("exec::mpi split: sub-groups by color, ordered by key, with their own 
                        doctest::Contains("on rank 0: exec::mpi::split: expected a color >= 0, found -1"),
                        invalid_argument);
 }
-
-}  // namespace mpi_exec_mpi_tests

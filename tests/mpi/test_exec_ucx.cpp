@@ -39,10 +39,6 @@
 #include "support.hpp"
 #include "weights_support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_exec_ucx_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -662,5 +658,3 @@ TEST_CASE("tune::run on exec::ucx with sub-groups equals tune::run on exec::mpi"
     }
   }
 }
-
-}  // namespace mpi_exec_ucx_tests

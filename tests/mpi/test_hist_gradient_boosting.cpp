@@ -28,10 +28,6 @@
 #endif
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_hist_gradient_boosting_tests {
-
 using namespace onelearn;
 using ensemble::HistGradientBoostingClassifier;
 using ensemble::HistGradientBoostingRegressor;
@@ -219,5 +215,3 @@ TEST_CASE("HistGradientBoosting bad input on one rank raises on every rank") {
   const Matrix<double> narrower = comm.rank() == 0 ? Matrix<double>(clean.leftCols(9)) : clean;
   CHECK_THROWS_AS(model.fit(narrower, y), shape_error);
 }
-
-}  // namespace mpi_hist_gradient_boosting_tests

@@ -20,10 +20,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_k_means_pca_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -268,5 +264,3 @@ TEST_CASE("bad input on one rank fails distributed KMeans and PCA on every rank"
   CHECK_NOTHROW(km.fit(X));
   CHECK(km.is_fitted());
 }
-
-}  // namespace mpi_k_means_pca_tests

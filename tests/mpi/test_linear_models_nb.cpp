@@ -24,10 +24,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_linear_models_nb_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -280,5 +276,3 @@ TEST_CASE(
   CHECK_FALSE(ridge.is_fitted());
   CHECK_FALSE(nb.is_fitted());
 }
-
-}  // namespace mpi_linear_models_nb_tests

@@ -23,10 +23,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_logistic_regression_tests {
-
 using namespace onelearn;
 using linear_model::LogisticRegression;
 
@@ -230,5 +226,3 @@ TEST_CASE("bad input on one rank fails the distributed LogisticRegression on eve
   CHECK(model.is_fitted());
   CHECK(same_on_every_rank(model.coef(), comm));
 }
-
-}  // namespace mpi_logistic_regression_tests

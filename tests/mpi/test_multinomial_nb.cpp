@@ -26,10 +26,6 @@
 #include "onelearn/naive_bayes/multinomial_nb.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_multinomial_nb_tests {
-
 using namespace onelearn;
 using naive_bayes::MultinomialNB;
 
@@ -247,5 +243,3 @@ TEST_CASE("collective metrics equal the metrics of the concatenated samples") {
       doctest::Contains("mean_squared_error: expected at least 1 sample"),
       onelearn::invalid_argument);
 }
-
-}  // namespace mpi_multinomial_nb_tests

@@ -22,10 +22,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_neighbors_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -225,5 +221,3 @@ TEST_CASE("distributed neighbours: ranks that pass different queries fail on eve
   // After all that, the estimators still work together.
   CHECK(knn.predict(Q).size() == Q.rows());
 }
-
-}  // namespace mpi_neighbors_tests

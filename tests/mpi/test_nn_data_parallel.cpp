@@ -30,10 +30,6 @@
 #include "support.hpp"
 #include "weights_support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_nn_data_parallel_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -523,5 +519,3 @@ TEST_CASE("nn Sequential<double, exec::mpi> with local BatchNormalization: train
   // batch's, and the fit one process's.)
   check_per_rank_mode<double>(1e-11, false, Arch::local_bn);
 }
-
-}  // namespace mpi_nn_data_parallel_tests

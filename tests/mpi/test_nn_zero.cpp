@@ -30,10 +30,6 @@
 #include "support.hpp"
 #include "weights_support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_nn_zero_tests {
-
 using namespace onelearn;
 namespace fs = std::filesystem;
 
@@ -489,5 +485,3 @@ TEST_CASE("nn ZeRO-1: optimizer memory per rank of the benchmark MLP (784-512-51
                                           << unsharded.optimizer_state_bytes() << ")");
   }
 }
-
-}  // namespace mpi_nn_zero_tests

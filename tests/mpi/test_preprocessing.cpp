@@ -29,10 +29,6 @@
 #include "onelearn/preprocessing/simple_imputer.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_preprocessing_tests {
-
 using namespace onelearn;
 using namespace onelearn::preprocessing;
 
@@ -361,5 +357,3 @@ TEST_CASE("bad input on one rank fails the distributed preprocessing fits on eve
   CHECK_FALSE(minmax.is_fitted());
   CHECK_FALSE(encoder.is_fitted());
 }
-
-}  // namespace mpi_preprocessing_tests

@@ -34,10 +34,6 @@
 #include "onelearn/rl/evaluate.hpp"
 #include "onelearn/rl/vector_env.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_rl_tests {
-
 namespace {
 
 namespace rl = onelearn::rl;
@@ -362,5 +358,3 @@ TEST_CASE("distributed checkpoints resume learn() to the same bits (PPO, DQN); b
   CHECK(refused.find("found 1 as [0, 6) (the checkpoint's)") != std::string::npos);
   CHECK(distributed.steps_done() == 0);
 }
-
-}  // namespace mpi_rl_tests

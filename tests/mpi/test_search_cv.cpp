@@ -21,10 +21,6 @@
 #include "onelearn/model_selection/randomized_search_cv.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_search_cv_tests {
-
 using namespace onelearn;
 using namespace onelearn::model_selection;
 using linear_model::Ridge;
@@ -123,5 +119,3 @@ TEST_CASE("An error in one trial is raised on every rank") {
   good.fit(data.X_train, data.y_train);
   CHECK(good.cv_results().n_candidates() == 2);
 }
-
-}  // namespace mpi_search_cv_tests

@@ -24,10 +24,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_sgd_tests {
-
 using namespace onelearn;
 using linear_model::SGDClassifier;
 using linear_model::SGDClassifierParams;
@@ -263,5 +259,3 @@ TEST_CASE("distributed partial_fit and bad input fail on every rank") {
   CHECK_FALSE(model.is_fitted());
   CHECK_FALSE(regressor.is_fitted());
 }
-
-}  // namespace mpi_sgd_tests

@@ -24,10 +24,6 @@
 #include "onelearn/tree/decision_tree_regressor.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_trees_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -163,5 +159,3 @@ TEST_CASE("a bad row on one rank fails the tree's fit on every rank") {
   CHECK_THROWS_WITH_AS(DistributedTree({}, comm).fit(d.X.middleRows(first, count), one_class),
                        doctest::Contains("at least 2 classes"), invalid_argument);
 }
-
-}  // namespace mpi_trees_tests

@@ -25,10 +25,6 @@
 #include "onelearn/tune/mpi.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace mpi_tune_tests {
-
 using namespace onelearn;
 using tune::Status;
 
@@ -254,5 +250,3 @@ TEST_CASE("A search with a journal resumes across ranks to the uninterrupted tab
   MPI_Barrier(MPI_COMM_WORLD);
   if (comm.rank() == 0) std::filesystem::remove_all(dir);
 }
-
-}  // namespace mpi_tune_tests

@@ -8,10 +8,6 @@
 #include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace concepts_tests {
-
 using namespace onelearn;
 
 // Compile-time assertions: this file does not build if any of them fails.
@@ -28,5 +24,3 @@ TEST_CASE_TEMPLATE("estimators model the concepts they claim", T, float, double)
   static_assert(!concepts::Estimator<Matrix<T>> && !concepts::Estimator<int>);
   static_assert(exec::ExecutionPolicy<exec::local>);
 }
-
-}  // namespace concepts_tests

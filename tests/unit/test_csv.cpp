@@ -25,10 +25,6 @@
 #include "onelearn/preprocessing/simple_imputer.hpp"
 #include "temp_dir.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace csv_tests {
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -527,5 +523,3 @@ TEST_CASE("OneHotEncoder<std::string> refuses what it cannot encode, naming it")
   OneHotEncoder<std::string> typo({.handle_unknown = "skip"});
   CHECK_INVALID(typo.fit(Columns{{"a"}}), "handle_unknown");
 }
-
-}  // namespace csv_tests

@@ -12,10 +12,6 @@
 #include "onelearn/core/records.hpp"
 #include "onelearn/core/xtensor.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace dataset_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -203,5 +199,3 @@ TEST_CASE("from records: the last field or a named one is the target") {
   CHECK(all.n_features() == 3);
   CHECK_FALSE(all.has_targets());
 }
-
-}  // namespace dataset_tests

@@ -5,10 +5,6 @@
 #include "cuda/estimator_space_checks.hpp"
 #include "onelearn/exec/local.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace estimators_in_space_tests {
-
 using namespace onelearn;
 namespace space = onelearn::space;
 
@@ -57,5 +53,3 @@ TEST_CASE("KMeans on the host is KMeans<T, exec::local, space::host>") {
   CHECK(km.fit(X).compute_space().name == "host");
   CHECK(km.labels().size() == 200);
 }
-
-}  // namespace estimators_in_space_tests

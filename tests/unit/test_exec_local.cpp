@@ -9,10 +9,6 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/exec/local.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace exec_local_tests {
-
 using namespace onelearn;
 
 TEST_CASE("exec::local collectives leave the data as it is") {
@@ -84,5 +80,3 @@ TEST_CASE("exec::local non-blocking collectives are complete at once, split is l
   const exec::local group = local.split(3, 1);
   CHECK(group.size() == 1);
 }
-
-}  // namespace exec_local_tests

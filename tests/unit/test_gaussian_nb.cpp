@@ -11,10 +11,6 @@
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace gaussian_nb_tests {
-
 using namespace onelearn;
 using naive_bayes::GaussianNB;
 
@@ -257,5 +253,3 @@ TEST_CASE("accuracy_score counts exact matches") {
                        doctest::Contains("accuracy_score: expected at least 1 sample, found 0"),
                        onelearn::invalid_argument);
 }
-
-}  // namespace gaussian_nb_tests

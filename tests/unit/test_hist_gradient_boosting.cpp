@@ -16,10 +16,6 @@
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace hist_gradient_boosting_tests {
-
 using namespace onelearn;
 using ensemble::HistGradientBoostingClassifier;
 using ensemble::HistGradientBoostingRegressor;
@@ -330,5 +326,3 @@ TEST_CASE("HistGradientBoosting treats NaN as missing and rejects bad input with
   CHECK_THROWS_AS((void)clf.predict_proba(Matrix<double>::Zero(2, 2)), shape_error);
   CHECK(clf.classes().size() == 2);
 }
-
-}  // namespace hist_gradient_boosting_tests

@@ -30,10 +30,6 @@
 #include <sys/resource.h>  // setrlimit(RLIMIT_FSIZE): a write that fails half-way
 #endif
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace io_tests {
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -1040,5 +1036,3 @@ TEST_CASE("load_csv into float refuses numbers beyond float's range unless allow
   CHECK(labels.targets()(0) == -inf);
   CHECK(labels.features()(0, 0) == 1.0);
 }
-
-}  // namespace io_tests

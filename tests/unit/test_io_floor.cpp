@@ -38,10 +38,6 @@
 #include <unistd.h>    // fork, getpid
 #endif
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace io_floor_tests {
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -366,5 +362,3 @@ TEST_CASE("escape_bytes keeps printable ASCII and writes every other byte as \\x
   CHECK(escaped == R"(1\x00\x09\x0A\x1F\x7F\x80\xFF\x5C\x22)");
   CHECK(escaped.find('\0') == std::string::npos);
 }
-
-}  // namespace io_floor_tests

@@ -15,10 +15,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace k_means_tests {
-
 using namespace onelearn;
 using cluster::KMeans;
 using cluster::KMeansParams;
@@ -432,5 +428,3 @@ TEST_CASE_TEMPLATE("Lloyd with Hamerly's bounds gives exactly the plain Lloyd re
     }
   }
 }
-
-}  // namespace k_means_tests

@@ -10,10 +10,6 @@
 #include "onelearn/tree/decision_tree_classifier.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace labeled_classifier_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -60,5 +56,3 @@ TEST_CASE("LabeledClassifier: text labels in, text labels out (iris)") {
   CHECK(tree.score(iris.X_test, y_test) > 0.85);
   CHECK_THROWS_AS(tree.fit(iris.X_train, std::vector<std::string>(iris.X_train.rows(), "one")), invalid_argument);
 }
-
-}  // namespace labeled_classifier_tests

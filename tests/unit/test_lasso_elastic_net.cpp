@@ -10,10 +10,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace lasso_elastic_net_tests {
-
 using namespace onelearn;
 using linear_model::ElasticNet;
 using linear_model::Lasso;
@@ -360,5 +356,3 @@ TEST_CASE_TEMPLATE("Lasso and ElasticNet reject bad input with typed errors", T,
   CHECK_THROWS_WITH_AS((void)lasso.score(X, Vector<T>::Zero(3)),
                        doctest::Contains("Lasso.score: expected y to have 8 entries"), shape_error);
 }
-
-}  // namespace lasso_elastic_net_tests

@@ -10,10 +10,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace linear_regression_tests {
-
 using namespace onelearn;
 using linear_model::LinearRegression;
 
@@ -139,5 +135,3 @@ TEST_CASE("r2_score follows scikit-learn on constant targets") {
   CHECK(metrics::r2_score<double>(other, Vector<double>::Constant(3, 2.0)) == 0.0);
   CHECK(metrics::r2_score<double>(other, other) == 1.0);
 }
-
-}  // namespace linear_regression_tests

@@ -31,10 +31,6 @@
 #include "onelearn/model_selection/randomized_search_cv.hpp"
 #include "onelearn/tune/run.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace logging_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -424,5 +420,3 @@ TEST_CASE("tune::run verbose: the search, a line per trial, the best") {
                          std::regex("tune::run: 3 trials done, best trial " + std::to_string(best) +
                                     " with score (" + number + "); elapsed " + duration)));
 }
-
-}  // namespace logging_tests

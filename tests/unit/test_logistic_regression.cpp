@@ -13,10 +13,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace logistic_regression_tests {
-
 using namespace onelearn;
 using linear_model::LogisticRegression;
 using linear_model::LogisticRegressionParams;
@@ -603,5 +599,3 @@ TEST_CASE_TEMPLATE("LogisticRegression rejects bad input with typed errors", T, 
   CHECK_THROWS_AS(model.fit(bad_X, y), onelearn::invalid_argument);
   CHECK_FALSE(model.is_fitted());
 }
-
-}  // namespace logistic_regression_tests

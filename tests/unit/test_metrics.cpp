@@ -26,10 +26,6 @@
 #include "onelearn/naive_bayes/multinomial_nb.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace metrics_tests {
-
 using namespace onelearn;
 using naive_bayes::MultinomialNB;
 
@@ -730,5 +726,3 @@ TEST_CASE_TEMPLATE("MultinomialNB rejects bad input with typed errors", T, float
   CHECK_THROWS_AS(model.fit(negative, y), onelearn::invalid_argument);
   CHECK_FALSE(model.is_fitted());
 }
-
-}  // namespace metrics_tests

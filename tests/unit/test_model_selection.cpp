@@ -23,10 +23,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace model_selection_tests {
-
 using namespace onelearn;
 using namespace onelearn::model_selection;
 using linear_model::Ridge;
@@ -715,5 +711,3 @@ TEST_CASE("rank_test_score is scipy's rankdata(-means, 'min'), NaN last") {
   CHECK(rank_min_descending({std::nan(""), 0.2, 0.3}) == std::vector<std::int64_t>{3, 2, 1});
   CHECK(rank_min_descending({std::nan(""), std::nan("")}) == std::vector<std::int64_t>{1, 1});
 }
-
-}  // namespace model_selection_tests

@@ -16,10 +16,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace neighbors_tests {
-
 using namespace onelearn;
 using neighbors::KNeighborsClassifier;
 using neighbors::KNeighborsRegressor;
@@ -426,5 +422,3 @@ TEST_CASE_TEMPLATE("neighbors estimators reject bad input with typed errors", T,
                          onelearn::invalid_argument);
   }
 }
-
-}  // namespace neighbors_tests

@@ -14,10 +14,6 @@
 #include "onelearn/nn/sequential.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace nn_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -861,5 +857,3 @@ TEST_CASE("nn Sequential typed errors") {
     CHECK_THROWS_AS(model.set_weights(weights), shape_error);
   }
 }
-
-}  // namespace nn_tests

@@ -24,10 +24,6 @@
 #include "onelearn/nn/sequential.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace nn_layers_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -892,5 +888,3 @@ TEST_CASE("nn Sequential: a small CNN on digits (1x8x8) reaches >= 0.97, determi
   CHECK(with_input.predict(d.X_test).rows() == d.X_test.rows());
   CHECK(with_input.summary().find("(None, 8, 6, 6)") != std::string::npos);
 }
-
-}  // namespace nn_layers_tests

@@ -21,10 +21,6 @@
 #include "onelearn/nn/sequential.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace nn_training_tests {
-
 using namespace onelearn;
 namespace fs = std::filesystem;
 
@@ -886,5 +882,3 @@ TEST_CASE("nn fit's batch plan: global batches from every rank's rows") {
   CHECK(r1.held_out(10, 4) == std::pair<index_t, index_t>{12, 13});
   CHECK_THROWS_AS(BatchPlan("fit", {7, 0, 6, 1}, true, 5, 0, 2), shape_error);
 }
-
-}  // namespace nn_training_tests

@@ -25,10 +25,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace parallel_tests {
-
 using namespace onelearn;
 
 TEST_CASE("chunks cover every row exactly once, and fixed_chunks bounds their number") {
@@ -191,5 +187,3 @@ TEST_CASE("fits give the same bits on 1, 2 and 3 threads") {
   }
 }
 #endif
-
-}  // namespace parallel_tests

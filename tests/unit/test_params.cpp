@@ -10,10 +10,6 @@
 #include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace params_tests {
-
 using namespace onelearn;
 
 namespace {
@@ -105,5 +101,3 @@ TEST_CASE("estimators expose get_params and set_params like scikit-learn") {
   model.set_params({.fit_intercept = false});
   CHECK(params::to_string(model.get_params()) == "fit_intercept=false");
 }
-
-}  // namespace params_tests

@@ -12,10 +12,6 @@
 #include "onelearn/decomposition/pca.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace pca_tests {
-
 using namespace onelearn;
 using decomposition::PCA;
 using decomposition::PCAParams;
@@ -255,5 +251,3 @@ TEST_CASE("PCA rejects bad input with typed errors") {
   CHECK_THROWS_AS(pca.fit(bad), onelearn::invalid_argument);
   CHECK_FALSE(pca.is_fitted());
 }
-
-}  // namespace pca_tests

@@ -80,10 +80,6 @@
 #include "onelearn/preprocessing/simple_imputer.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace preprocessing_tests {
-
 using namespace onelearn;
 using namespace onelearn::preprocessing;
 
@@ -515,5 +511,3 @@ TEST_CASE("preprocessing Params print, compare and hash") {
         "degree=2, interaction_only=false, include_bias=true");
   CHECK(params::to_string(LabelEncoderParams{}).empty());
 }
-
-}  // namespace preprocessing_tests

@@ -9,10 +9,6 @@
 #include "onelearn/linear_model/ridge.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace ridge_tests {
-
 using namespace onelearn;
 using linear_model::Ridge;
 
@@ -231,5 +227,3 @@ TEST_CASE_TEMPLATE("Ridge rejects bad input with typed errors", T, float, double
   CHECK_THROWS_AS(model.fit(bad_X, y), onelearn::invalid_argument);
   CHECK_FALSE(model.is_fitted());
 }
-
-}  // namespace ridge_tests

@@ -38,10 +38,6 @@
 #include "onelearn/rl/envs/pendulum.hpp"
 #include "onelearn/rl/vector_env.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace rl_agents_tests {
-
 namespace {
 
 namespace rl = onelearn::rl;
@@ -359,5 +355,3 @@ TEST_CASE("agents reject bad parameters with the value and the rule") {
   rl::PPO pendulum(rl::VectorEnv<rl::Pendulum<float>>(2), {.n_steps = 8, .batch_size = 8});
   CHECK(message([&] { pendulum.save_checkpoint(scratch("p.olrl")); }).find("save_state") != std::string::npos);
 }
-
-}  // namespace rl_agents_tests

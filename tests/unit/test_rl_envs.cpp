@@ -16,14 +16,6 @@
 #include "onelearn/rl/errors.hpp"
 #include "onelearn/rl/vector_env.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace rl_envs_tests {
-
-// The file's own namespace: its using-directives reach no other file of its unity batch
-// (tests/CMakeLists.txt), where onelearn::rl::detail would make onelearn::detail ambiguous.
-namespace rl_envs_tests {
-
 using namespace onelearn;
 using namespace onelearn::rl;
 
@@ -288,7 +280,7 @@ TEST_CASE_TEMPLATE("VectorEnv auto-resets like copies stepped one by one", T, fl
   std::vector<CartPole<T>> singles(static_cast<std::size_t>(n));
   const Matrix<T> first = envs.reset(21);
   for (index_t i = 0; i < n; ++i) {
-    const auto seed = nn::detail::derive_seed(21, static_cast<std::uint64_t>(i));  // VectorEnv's rule
+    const auto seed = detail::derive_seed(21, static_cast<std::uint64_t>(i));  // VectorEnv's rule
     CHECK(first.row(i).transpose() == singles[static_cast<std::size_t>(i)].reset(seed));
   }
   int episodes = 0;
@@ -426,7 +418,3 @@ TEST_CASE("Bad input is a typed error with the value and the rule") {
   user.reset();
   CHECK_NOTHROW(user.step(Labels::Zero(2)));
 }
-
-}  // namespace rl_envs_tests
-
-}  // namespace rl_envs_tests

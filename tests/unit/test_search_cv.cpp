@@ -19,10 +19,6 @@
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace search_cv_tests {
-
 using namespace onelearn;
 using namespace onelearn::model_selection;
 using linear_model::Ridge;
@@ -399,5 +395,3 @@ TEST_CASE("RandomizedSearchCV and HalvingGridSearchCV reject bad input with type
   // y of the wrong length.
   CHECK_THROWS_AS(few.fit(data.X_train, y4), shape_error);
 }
-
-}  // namespace search_cv_tests

@@ -20,10 +20,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace sgd_tests {
-
 using namespace onelearn;
 using linear_model::SGDClassifier;
 using linear_model::SGDClassifierParams;
@@ -620,5 +616,3 @@ TEST_CASE_TEMPLATE("SGDClassifier and SGDRegressor reject bad input with typed e
                        doctest::Contains("SGDRegressor.predict: expected X with 4 features"),
                        shape_error);
 }
-
-}  // namespace sgd_tests

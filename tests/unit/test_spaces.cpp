@@ -23,10 +23,6 @@
 #include "onelearn/core/detail/lloyd_sums.hpp"
 #include "onelearn/core/detail/logistic_terms.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace spaces_tests {
-
 using namespace onelearn;
 namespace space = onelearn::space;
 using space_test::check_all_shapes;
@@ -288,5 +284,3 @@ TEST_CASE("to_space borrows the caller's rows in host-accessible spaces") {
         wide.leftCols(2).colwise().sum().transpose());
 #endif
 }
-
-}  // namespace spaces_tests

@@ -5,10 +5,6 @@
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace standard_scaler_tests {
-
 using namespace onelearn;
 using preprocessing::StandardScaler;
 
@@ -137,5 +133,3 @@ TEST_CASE("StandardScaler rejects bad input with typed errors") {
   CHECK_THROWS_AS(scaler.fit(bad), onelearn::invalid_argument);
   CHECK_FALSE(scaler.is_fitted());
 }
-
-}  // namespace standard_scaler_tests

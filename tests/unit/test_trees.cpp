@@ -15,10 +15,6 @@
 #include "onelearn/tree/decision_tree_regressor.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace trees_tests {
-
 namespace {
 
 using onelearn::Labels;
@@ -327,5 +323,3 @@ TEST_CASE("RandomForest bad parameters are typed errors") {
   not_oob.fit(d.X, d.y_reg);
   CHECK_THROWS_AS((void)not_oob.oob_score(), onelearn::not_fitted_error);
 }
-
-}  // namespace trees_tests

@@ -18,10 +18,6 @@
 #include "onelearn/tune/run.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace tune_tests {
-
 using namespace onelearn;
 using tune::ParamList;
 using tune::Report;
@@ -595,5 +591,3 @@ TEST_CASE("A search with a journal resumes without running finished trials, to t
                        doctest::Contains("expected a tune journal"), io_error);
   std::filesystem::remove_all(dir);
 }
-
-}  // namespace tune_tests

@@ -21,10 +21,6 @@
 #include "onelearn/onnx/load.hpp"
 #include "onelearn/onnx/tensor.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace onnx_tests {
-
 namespace ox = onelearn::onnx;
 using ox::Shape;
 using ox::Tensor;
@@ -673,5 +669,3 @@ TEST_CASE("The operator registry: unique names, a function and types for each") 
     CHECK(names.count(op) == 1);
   }
 }
-
-}  // namespace onnx_tests

@@ -39,10 +39,6 @@
 #include "support.hpp"
 #include "onnxruntime_support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace onnx_export_tests {
-
 namespace {
 
 namespace ox = onelearn::onnx;
@@ -687,5 +683,3 @@ TEST_CASE("ONNX export errors: not fitted, not exportable, unwritable path") {
   ox::save(ridge, ok);
   CHECK(ox::read_model_proto(ok).SerializeAsString() == ox::to_proto(ridge).SerializeAsString());
 }
-
-}  // namespace onnx_export_tests

@@ -36,10 +36,6 @@
 #include "onelearn/onnx/to_estimator.hpp"
 #include "support.hpp"
 
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace onnx_import_estimators_tests {
-
 namespace {
 
 namespace ox = onelearn::onnx;
@@ -869,5 +865,3 @@ TEST_CASE("from_fitted: shapes and values are checked") {
   CHECK(clf.predict_proba(x)(0, 1) == doctest::Approx(1 / (1 + std::exp(-0.6))).epsilon(1e-14));
   CHECK(clf.predict(x)(0) == 2);
 }
-
-}  // namespace onnx_import_estimators_tests

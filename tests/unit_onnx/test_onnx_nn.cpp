@@ -64,14 +64,8 @@
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/layers/registry.hpp"
 #include "onelearn/onnx/to_sequential.hpp"
-#include "onelearn/rl/agents/ppo.hpp"
-#include "onelearn/rl/envs/cartpole_vector.hpp"
 #include "support.hpp"
 #include "onnxruntime_support.hpp"
-
-// This file's own namespace: the files of a unity batch share one translation unit
-// (tests/CMakeLists.txt), and their helpers and using-directives stay apart.
-namespace onnx_nn_tests {
 
 namespace {
 
@@ -1181,6 +1175,9 @@ TEST_CASE("to_sequential: look-alikes of x.view(x.size(0), -1) are refused, nami
   }
 }
 
+#include "onelearn/rl/agents/ppo.hpp"
+#include "onelearn/rl/envs/cartpole_vector.hpp"
+
 // The trained policy of an rl::PPO agent (CartPole-v1), exported with onnx::save: onelearn's
 // executor and onnxruntime (when tests/unit_onnx/onnxruntime_support.hpp finds it) give logits
 // whose argmax is the agent's own deterministic action on every observation of 20 episodes.
@@ -1228,5 +1225,3 @@ TEST_CASE("rl::PPO policy export: the same actions in onelearn's executor and on
   const nlohmann::json all = nlohmann::json::parse(text);
   CHECK(argmax(all[0]["variable"]["data"].get<std::vector<double>>(), X.rows()) == expected);
 }
-
-}  // namespace onnx_nn_tests

@@ -264,19 +264,15 @@ std::vector<double> to_reals(const E& values) {
   return out;
 }
 
-/// The same rounded to float32: the attributes of the ONNX-ML operators are float32.
-template <class E>
-std::vector<float> to_floats(const E& values) {
-  std::vector<float> out;
-  out.reserve(static_cast<std::size_t>(values.size()));
-  for (Eigen::Index i = 0; i < values.rows(); ++i)
-    for (Eigen::Index j = 0; j < values.cols(); ++j)
-      out.push_back(static_cast<float>(values(i, j)));
-  return out;
-}
-
+/// Values rounded to float32: the attributes of the ONNX-ML operators are float32.
 inline std::vector<float> to_floats(const std::vector<double>& values) {
   return {values.begin(), values.end()};
+}
+
+/// The entries of an Eigen vector or matrix (row-major order) rounded to float32.
+template <class E>
+std::vector<float> to_floats(const E& values) {
+  return to_floats(to_reals(values));
 }
 
 // ---- what to_proto needs of a model ----

@@ -75,17 +75,19 @@ inline std::pair<std::string, std::string> export_linear_scores(
   const auto k = static_cast<std::int64_t>(intercepts.size());
   const auto p = static_cast<std::int64_t>(coefficients.size()) / k;
   if (b.is_float64()) {
-    std::string scores =
+    const std::string decision =
         export_affine(b, x, coefficients, intercepts, k, p, post == "NONE" ? scores_base : "decision");
+    // The labels from the decision function itself, as predict takes them: Sigmoid and Softmax
+    // keep a row's order, but can round two close scores to one probability.
+    const std::string label = export_labels_of_argmax(b, decision, classes);
+    std::string scores = decision;
     if (post == "LOGISTIC") {
-      scores = b.apply("Sigmoid", {scores}, scores_base);
+      scores = b.apply("Sigmoid", {decision}, scores_base);
     } else if (post == "SOFTMAX") {
-      const std::string normalised = b.fresh(scores_base);
-      set_attribute(b.node("Softmax", {scores}, {normalised}), "axis", std::int64_t{1});
-      scores = normalised;
+      scores = b.fresh(scores_base);
+      set_attribute(b.node("Softmax", {decision}, {scores}), "axis", std::int64_t{1});
     }
-    // Sigmoid and Softmax keep each row's order, so the labels come from the last scores.
-    return {export_labels_of_argmax(b, scores, classes), scores};
+    return {label, scores};
   }
   const std::string label = b.fresh("label");
   const std::string scores = b.fresh(scores_base);
