@@ -50,6 +50,7 @@
 #include "onelearn/neighbors/k_neighbors_classifier.hpp"
 #include "onelearn/neighbors/k_neighbors_regressor.hpp"
 #include "onelearn/onnx/export/core.hpp"
+#include "onelearn/onnx/export/scores.hpp"
 
 namespace onelearn::onnx {
 
@@ -159,13 +160,7 @@ Exported export_model(GraphBuilder& b, const neighbors::KNeighborsClassifier<T, 
   const std::string votes = detail::export_sum_over_neighbours(b, ballots, false, "votes");
   const std::string totals = detail::export_sum_over_neighbours(b, votes, true, "vote_totals");
   const std::string proba = b.apply("Div", {votes, totals}, "probabilities");
-  const std::string best = b.fresh("best_class_index");
-  auto& argmax = b.node("ArgMax", {votes}, {best});
-  set_attribute(argmax, "axis", std::int64_t{1});
-  set_attribute(argmax, "keepdims", std::int64_t{0});
-  const std::string class_values = b.constant_int64(
-      "classes", {n_classes}, std::vector<std::int64_t>(classes.begin(), classes.end()));
-  const std::string label = b.apply("Gather", {class_values, best}, "label");
+  const std::string label = detail::export_labels_of_argmax(b, votes, classes);
   return {{"label", label, ::onnx::TensorProto::INT64, {-1}},
           {"probabilities", proba, b.real_type(), {-1, n_classes}}};
 }
