@@ -16,6 +16,10 @@
 //           5k queries; quality: their accuracy.
 //   logreg  linear_model::LogisticRegression: 50k x 64, 10 blobs, C = 1, 100 L-BFGS iterations at
 //           most; quality: the training accuracy.
+//   ridge_fit   linear_model::Ridge: ridge's 500k x 64 and y, alpha = 1; quality: the training R^2.
+//   scaler_fit  preprocessing::StandardScaler: scaler's 1M x 32; quality: the sum of the scales.
+//   gnb_fit     naive_bayes::GaussianNB: 500k x 32 of 4 blobs (spread 6), their blobs as
+//               classes; quality: the training accuracy.
 // and the kernels under them, with the rows already in the space:
 //   lloyd        30 space::lloyd_step on kmeans' rows.
 //   knn_search   space::nearest_k: knn's rows and queries, k = 5.
@@ -47,6 +51,9 @@
 #include "onelearn/core/version.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
+#include "onelearn/linear_model/ridge.hpp"
+#include "onelearn/naive_bayes/gaussian_nb.hpp"
+#include "onelearn/preprocessing/standard_scaler.hpp"
 #include "onelearn/neighbors/k_neighbors_classifier.hpp"
 #include "onelearn/space/space.hpp"
 
@@ -223,10 +230,14 @@ void bench_logreg_eval(const S& s, int repeats) {
   print_line<S>("logreg_eval", seconds, copy, loss + grad.sum());
 }
 
+/// The rows of ridge (and pca: the same generator) and the target of ridge.
+Matrix<double> ridge_rows(index_t n, index_t p) { return blobs(n, p, 8, 6); }
+Vector<double> ridge_target(const Matrix<double>& X) { return X.col(0) * 0.5 + X.col(1); }
+
 template <class S>
 void bench_gram(const S& s, int repeats, const char* workload, index_t n, index_t p, bool with_y) {
-  const Matrix<double> X = blobs(n, p, 8, 6);
-  Vector<double> y = X.col(0) * 0.5 + X.col(1);
+  const Matrix<double> X = ridge_rows(n, p);
+  Vector<double> y = ridge_target(X);
   double copy = 0;
   const auto Xs = timed_to_space(s, X, copy);
   const auto ys = space::to_space(s, std::span<const double>(y.data(), static_cast<std::size_t>(n)));
@@ -275,6 +286,34 @@ void bench_gnb(const S& s, int repeats) {
 }
 
 template <class S>
+void bench_ridge_fit(const S& s, int repeats) {
+  const Matrix<double> X = ridge_rows(500'000, 64);
+  const Vector<double> y = ridge_target(X);
+  onelearn::linear_model::Ridge<double, onelearn::exec::local, S> ridge({.alpha = 1.0}, {}, s);
+  const double seconds = best_seconds(repeats, [&] { ridge.fit(X, y); });
+  print_line<S>("ridge_fit", seconds, 0.0, ridge.score(X, y));
+}
+
+template <class S>
+void bench_scaler_fit(const S& s, int repeats) {
+  const Matrix<double> X = blobs(1'000'000, 32, 4, 7);
+  onelearn::preprocessing::StandardScaler<double, onelearn::exec::local, S> scaler({}, {}, s);
+  const double seconds = best_seconds(repeats, [&] { scaler.fit(X); });
+  print_line<S>("scaler_fit", seconds, 0.0, scaler.scale().sum());
+}
+
+template <class S>
+void bench_gnb_fit(const S& s, int repeats) {
+  const index_t n = 500'000;
+  const index_t k = 4;
+  onelearn::Labels y;
+  const Matrix<double> X = blobs(n, 32, k, 8, &y, 6.0);
+  onelearn::naive_bayes::GaussianNB<double, onelearn::exec::local, S> nb({}, {}, s);
+  const double seconds = best_seconds(repeats, [&] { nb.fit(X, y); });
+  print_line<S>("gnb_fit", seconds, 0.0, accuracy(nb.predict(X), y));
+}
+
+template <class S>
 int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
   for (const std::string& w : workloads) {
     if (w == "kmeans") bench_kmeans(s, repeats);
@@ -287,10 +326,14 @@ int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
     else if (w == "pca") bench_gram(s, repeats, "pca", 100'000, 128, false);
     else if (w == "scaler") bench_scaler(s, repeats);
     else if (w == "gnb") bench_gnb(s, repeats);
+    else if (w == "ridge_fit") bench_ridge_fit(s, repeats);
+    else if (w == "scaler_fit") bench_scaler_fit(s, repeats);
+    else if (w == "gnb_fit") bench_gnb_fit(s, repeats);
     else {
       std::fprintf(stderr,
                    "onelearn-space-bench: expected a workload among kmeans knn logreg lloyd "
-                   "knn_search logreg_eval ridge pca scaler gnb, found '%s'\n", w.c_str());
+                   "knn_search logreg_eval ridge pca scaler gnb ridge_fit scaler_fit gnb_fit, "
+                   "found '%s'\n", w.c_str());
       return 2;
     }
   }
@@ -333,8 +376,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::printf("onelearn-space-bench [--space SPACE] [--repeats N] [WORKLOAD...]\n"
                   "spaces in this build: %s\n"
-                  "workloads: kmeans knn logreg lloyd knn_search logreg_eval ridge pca scaler gnb "
-                  "(default: all)\n",
+                  "workloads: kmeans knn logreg ridge_fit scaler_fit gnb_fit lloyd knn_search "
+                  "logreg_eval ridge pca scaler gnb (default: all)\n",
                   compiled_spaces().c_str());
       return 0;
     } else if (arg.starts_with("--")) {
@@ -345,8 +388,8 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads.empty()) {
-    workloads = {"kmeans", "knn",   "logreg", "lloyd",  "knn_search",
-                 "logreg_eval", "ridge", "pca", "scaler", "gnb"};
+    workloads = {"kmeans", "knn",   "logreg", "ridge_fit", "scaler_fit", "gnb_fit", "lloyd",
+                 "knn_search", "logreg_eval", "ridge", "pca", "scaler", "gnb"};
   }
   try {
     if (chosen == "host") return run(space::host{}, repeats, workloads);

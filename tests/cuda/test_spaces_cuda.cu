@@ -1,7 +1,9 @@
 // The CUDA compute space (space::thrust_cuda) against space::host: the checks of
 // cuda/space_checks.hpp (every kernel, double and float, empty to many-chunk data), run on the
-// device; cuBLAS's Gram against the Thrust reduction; cluster::KMeans fitted on the device against
-// the host's fit (cuda/estimator_space_checks.hpp); the typed errors. Built by nvcc when
+// device; cuBLAS's Gram against the Thrust reduction; every estimator that takes a space fitted on
+// the device against the host's fit (cuda/estimator_space_checks.hpp: KMeans, LogisticRegression,
+// the k-NN models; cuda/estimator_moments_checks.hpp: StandardScaler, GaussianNB, Ridge, Lasso,
+// ElasticNet); the typed errors. Built by nvcc when
 // ONELEARN_CUDA=ON (tests/cmake/space_tests.cmake) and run by scripts/test-gpu.sh.
 //
 // Without a usable device only the no-device test runs (every space function must throw
@@ -17,6 +19,7 @@
 #include <cuda_runtime_api.h>
 #include <thrust/version.h>
 
+#include "cuda/estimator_moments_checks.hpp"
 #include "cuda/estimator_space_checks.hpp"
 #include "cuda/space_checks.hpp"
 
@@ -83,6 +86,21 @@ TEST_CASE_TEMPLATE("LogisticRegression on the GPU equals the host's fit", T, dou
 TEST_CASE_TEMPLATE("the k-NN models on the GPU equal the host's", T, double, float) {
   if (!has_device()) return;
   space_test::check_neighbours_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
+TEST_CASE_TEMPLATE("StandardScaler on the GPU equals the host's fit", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_scaler_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
+TEST_CASE_TEMPLATE("GaussianNB on the GPU equals the host's fit", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_gaussian_nb_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
+TEST_CASE_TEMPLATE("Ridge, Lasso and ElasticNet on the GPU equal the host's fits", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_linear_models_in_space<T>(exec::local{}, space::thrust_cuda{});
 }
 
 TEST_CASE("KMeans on a machine without a device: no_device_error at fit") {

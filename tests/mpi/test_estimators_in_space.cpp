@@ -1,11 +1,13 @@
-// cluster::KMeans in a CPU Thrust space under exec::mpi (2 and 3 ranks, uneven shards): each
-// rank fits on its block of rows in the space, and every rank must end with the host's
-// one-process fit on all the rows (cuda/estimator_space_checks.hpp, shared with the unit and CUDA
-// tests). Checks are CHECKs: a REQUIRE stopping one rank early would leave the others waiting.
+// The estimators that take a compute space (KMeans, LogisticRegression, the k-NN models,
+// StandardScaler, GaussianNB, Ridge, Lasso, ElasticNet) in a CPU Thrust space under exec::mpi
+// (2 and 3 ranks, uneven shards): each rank fits on its block of rows in the space, and every
+// rank must end with the host's one-process fit on all the rows (cuda/estimator_space_checks.hpp
+// and cuda/estimator_moments_checks.hpp, shared with the unit and CUDA tests). Checks are CHECKs: a REQUIRE stopping one rank early would leave the others waiting.
 #include <doctest/doctest.h>
 
 #include <mpi.h>
 
+#include "cuda/estimator_moments_checks.hpp"
 #include "cuda/estimator_space_checks.hpp"
 #include "onelearn/exec/mpi.hpp"
 
@@ -45,5 +47,38 @@ TEST_CASE_TEMPLATE("the k-NN models in a Thrust space under exec::mpi equal one 
   space_test::check_neighbours_in_space<T>(world, space::thrust_cpp{});
 #else
   MESSAGE("no Thrust in this build: the k-NN models in a space under exec::mpi not checked");
+#endif
+}
+
+TEST_CASE_TEMPLATE("StandardScaler in a Thrust space under exec::mpi equals one process on the host", T, double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_scaler_in_space<T>(world, space::thrust_omp{});
+#elif defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_scaler_in_space<T>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: StandardScaler in a space under exec::mpi not checked");
+#endif
+}
+
+TEST_CASE_TEMPLATE("GaussianNB in a Thrust space under exec::mpi equals one process on the host", T, double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_gaussian_nb_in_space<T>(world, space::thrust_omp{});
+#elif defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_gaussian_nb_in_space<T>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: GaussianNB in a space under exec::mpi not checked");
+#endif
+}
+
+TEST_CASE_TEMPLATE("Ridge, Lasso and ElasticNet in a Thrust space under exec::mpi equal one process on the host", T, double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_linear_models_in_space<T>(world, space::thrust_omp{});
+#elif defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_linear_models_in_space<T>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: the linear models in a space under exec::mpi not checked");
 #endif
 }

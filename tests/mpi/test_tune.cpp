@@ -47,7 +47,7 @@ double scripted(const tune::Trial& trial, tune::Reporter& reporter) {
   return score;
 }
 
-const tune::Space space{{"x", tune::uniform{-1, 1}},
+const tune::Space search_space{{"x", tune::uniform{-1, 1}},
                         {"y", tune::log_uniform{1e-3, 1}},
                         {"k", tune::integer{0, 2}},
                         {"opt", tune::choice{{"a", "b"}}}};
@@ -79,8 +79,8 @@ TEST_CASE("Random, TPE and grid searches give every rank the one-process table")
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
-    const tune::Results alone = tune::run(scripted, space, c.options);
-    const tune::Results spread = tune::run(scripted, space, c.options, comm);
+    const tune::Results alone = tune::run(scripted, search_space, c.options);
+    const tune::Results spread = tune::run(scripted, search_space, c.options, comm);
     CHECK(spread.size() == c.options.n_trials);
     CHECK(spread.same_outcomes(alone));
     CHECK(same_on_every_rank(spread, comm));
@@ -174,12 +174,12 @@ TEST_CASE("Trials on sub-communicators train data-parallel with the same functio
 TEST_CASE("Bad input fails on every rank together") {
   const auto comm = world();
   CHECK_THROWS_AS(tune::run(scripted, tune::Space{}, {}, comm), onelearn::invalid_argument);
-  CHECK_THROWS_AS(tune::run(scripted, space, {.ranks_per_trial = comm.size() + 1}, comm),
+  CHECK_THROWS_AS(tune::run(scripted, search_space, {.ranks_per_trial = comm.size() + 1}, comm),
                   onelearn::invalid_argument);
   CHECK_THROWS_AS(tune::ablation(scripted, {}, {}, comm), onelearn::invalid_argument);
   // A training function with a bad parameter name: every trial fails, the search completes.
   auto typo = [](const tune::Trial& t, tune::Reporter&) { return t.get<double>("alhpa"); };
-  const tune::Results r = tune::run(typo, space, {.n_trials = 4}, comm);
+  const tune::Results r = tune::run(typo, search_space, {.n_trials = 4}, comm);
   CHECK(r.size() == 4);
   for (const auto& t : r.trials()) {
     CHECK(t.status == Status::failed);
@@ -197,11 +197,11 @@ TEST_CASE("Wall time of a search falls with more ranks") {
   const tune::RunOptions options{.n_trials = 12, .seed = 1};
   comm.barrier();
   auto start = std::chrono::steady_clock::now();
-  const tune::Results alone = tune::run(sleepy, space, options);
+  const tune::Results alone = tune::run(sleepy, search_space, options);
   const double one = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   comm.barrier();
   start = std::chrono::steady_clock::now();
-  const tune::Results spread = tune::run(sleepy, space, options, comm);
+  const tune::Results spread = tune::run(sleepy, search_space, options, comm);
   const double many = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(spread.same_outcomes(alone));
   if (comm.rank() == 0) {

@@ -1,7 +1,9 @@
-// cluster::KMeans in the CPU Thrust spaces (thrust_cpp, thrust_omp, thrust_tbb, as this build
-// has them) against the host's fit: cuda/estimator_space_checks.hpp, shared with the CUDA test.
+// The estimators that take a compute space, in the CPU Thrust spaces (thrust_cpp, thrust_omp,
+// thrust_tbb, as this build has them) against the host's fit: cuda/estimator_space_checks.hpp
+// and cuda/estimator_moments_checks.hpp, shared with the MPI and CUDA tests.
 #include <doctest/doctest.h>
 
+#include "cuda/estimator_moments_checks.hpp"
 #include "cuda/estimator_space_checks.hpp"
 #include "onelearn/exec/local.hpp"
 
@@ -42,6 +44,42 @@ TEST_CASE_TEMPLATE("the k-NN models in a CPU Thrust space equal the host's", T, 
 #endif
 #if defined(ONELEARN_SPACE_HAVE_TBB)
   space_test::check_neighbours_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
+TEST_CASE_TEMPLATE("StandardScaler in a CPU Thrust space equals the host's fit", T, double, float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_scaler_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_scaler_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_scaler_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
+TEST_CASE_TEMPLATE("GaussianNB in a CPU Thrust space equals the host's fit", T, double, float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_gaussian_nb_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_gaussian_nb_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_gaussian_nb_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
+TEST_CASE_TEMPLATE("Ridge, Lasso and ElasticNet in a CPU Thrust space equal the host's fits", T, double, float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_linear_models_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_linear_models_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_linear_models_in_space<T>(exec::local{}, space::thrust_tbb{});
 #endif
 }
 

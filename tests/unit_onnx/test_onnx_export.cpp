@@ -9,6 +9,8 @@
 // Every model is exported a second time in float64 (ExportOptions), read the same input as
 // double, and must agree within 1e-12 relative; the trees and boosting refuse float64
 // (unsupported_error), and the test names exactly those.
+// Models fitted in a compute space (Thrust's sequential system, where Thrust is installed)
+// export as the host's do: three cases, each against its own predictions.
 // "Relative" is to the largest magnitude of the output column (at least 1): the rounding of
 // float32 coefficients is relative to the terms of a sum, which can exceed the sum itself.
 // Compiled into the ONNX test executable with test_onnx.cpp (no main here).
@@ -36,6 +38,7 @@
 #include "onelearn/onnx/export.hpp"
 #include "onelearn/onnx/export/check.hpp"
 #include "onelearn/onnx/graph.hpp"
+#include "onelearn/space/space.hpp"
 #include "support.hpp"
 #include "onnxruntime_support.hpp"
 
@@ -452,6 +455,21 @@ const std::vector<ExportCase>& all_cases() {
                               {{"label", column(pipe.predict(iris_x))},
                                {"scores", as_double(pipe.transform(iris_x))}});
     }
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+    {
+      using space::thrust_cpp;
+      regression("ridge_in_space", linear_model::Ridge<double, exec::local, thrust_cpp>(
+                                       {.alpha = 0.5}, {}, thrust_cpp{})
+                                       .fit(diabetes.X_train, diabetes.y_train));
+      transformer("standard_scaler_in_space",
+                  preprocessing::StandardScaler<double, exec::local, thrust_cpp>().fit(
+                      iris.X_train));
+      classifier("gaussian_nb_in_space",
+                 naive_bayes::GaussianNB<double, exec::local, thrust_cpp>().fit(iris.X_train,
+                                                                                 iris.y_train),
+                 iris_f, iris_x);
+    }
+#endif
     return out;
   }();
   return cases;
@@ -498,8 +516,14 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  // 52 models in float32, and again in float64 but for the 8 trees and boosting models.
-  CHECK(cases.size() == 52 + 44);
+  // 52 models in float32 (55 with the three fitted in a space), and again in float64 but for
+  // the 8 trees and boosting models.
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  constexpr std::size_t in_space = 3;
+#else
+  constexpr std::size_t in_space = 0;
+#endif
+  CHECK(cases.size() == 52 + 44 + 2 * in_space);
   CHECK(float32_only() == std::vector<std::string>{
                               "decision_tree_classifier", "random_forest_classifier",
                               "extra_trees_classifier_binary", "hist_gradient_boosting_classifier",

@@ -8,7 +8,8 @@
  *   check_fit_input  validates X (and y, sample_weight) on each rank, raising any error on every
  *                    rank, and checks that all ranks have the same number of features;
  *   global_means     the weighted column means of X (and the mean of y) over all ranks, in one
- *                    all-reduce, failing on every rank alike when there is nothing to fit.
+ *                    all-reduce, failing on every rank alike when there is nothing to fit;
+ *   global_means_from_sums  the same from column sums computed elsewhere (in a compute space).
  * \endcode
  */
 
@@ -51,16 +52,19 @@ struct GlobalMeans {
   std::int64_t n_samples = 0;
 };
 
+/// global_means from this rank's column sums of X, sum_i w_i x_i (computed where the rows are:
+/// in a compute space, for an estimator fitted in one); `rows` is this rank's number of samples.
 template <class T, exec::ExecutionPolicy Exec>
-GlobalMeans global_means(std::string_view where, const Exec& exec, const MatrixRef<T>& X,
-                         const std::optional<VectorRef<T>>& y,
-                         const std::optional<VectorRef<T>>& weights) {
-  const index_t p = X.cols();
+GlobalMeans global_means_from_sums(std::string_view where, const Exec& exec, index_t rows,
+                                   const Vector<double>& x_sums,
+                                   const std::optional<VectorRef<T>>& y,
+                                   const std::optional<VectorRef<T>>& weights) {
+  const index_t p = x_sums.size();
   // One buffer, one all-reduce: [total weight, n, sum w x (p entries), sum w y].
   Vector<double> totals(p + 3);
-  totals(0) = weights ? weights->template cast<double>().sum() : static_cast<double>(X.rows());
-  totals(1) = static_cast<double>(X.rows());
-  totals.segment(2, p) = column_sums<T>(X, weights);
+  totals(0) = weights ? weights->template cast<double>().sum() : static_cast<double>(rows);
+  totals(1) = static_cast<double>(rows);
+  totals.segment(2, p) = x_sums;
   totals(p + 2) = !y         ? 0.0
                   : weights ? weights->template cast<double>().dot(y->template cast<double>())
                             : y->template cast<double>().sum();
@@ -79,6 +83,13 @@ GlobalMeans global_means(std::string_view where, const Exec& exec, const MatrixR
   }
   return {totals.segment(2, p) / totals(0), totals(p + 2) / totals(0), totals(0),
           static_cast<std::int64_t>(totals(1))};
+}
+
+template <class T, exec::ExecutionPolicy Exec>
+GlobalMeans global_means(std::string_view where, const Exec& exec, const MatrixRef<T>& X,
+                         const std::optional<VectorRef<T>>& y,
+                         const std::optional<VectorRef<T>>& weights) {
+  return global_means_from_sums<T>(where, exec, X.rows(), column_sums<T>(X, weights), y, weights);
 }
 
 }  // namespace onelearn::detail

@@ -32,6 +32,16 @@
  * run identically on every rank, with its duality-gap stopping rule. See
  * detail/coordinate_descent.hpp.
  *
+ * \par Compute spaces
+ * The third template argument says where fit's passes over the rows run (space/space.hpp):
+ * `space::host` (the default) or a Thrust space (`thrust_cpp`, `thrust_omp`, `thrust_tbb`,
+ * `thrust_cuda`, where cuBLAS forms the Gram matrix; include <onelearn/space/space.hpp> and link
+ * onelearn::thrust_<system>). fit brings X, y and the weights into the space once (a device
+ * copy; borrowed on the CPU systems); only the column sums and the p x p normal equations come
+ * back to be all-reduced, and the solve and predict run on the host. The coefficients are the
+ * host's to 1e-9 relative in double (the descent carries the Gram matrix's rounding through
+ * its passes), 1e-5 in float.
+ *
  * \par Parameters (ElasticNetParams)
  * - `alpha` (double, default 1.0): overall penalty strength, >= 0.
  * - `l1_ratio` (double, default 0.5): share of the L1 penalty, in [0, 1].
@@ -79,17 +89,20 @@ struct ElasticNetParams {
       "alpha", "l1_ratio", "fit_intercept", "max_iter", "tol", "selection", "random_state"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class ElasticNet
-    : public detail::CoordinateDescentRegressor<ElasticNet<T, Exec>, ElasticNetParams, T, Exec> {
-  using Base = detail::CoordinateDescentRegressor<ElasticNet<T, Exec>, ElasticNetParams, T, Exec>;
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class ElasticNet : public detail::CoordinateDescentRegressor<ElasticNet<T, Exec, Space>,
+                                                             ElasticNetParams, T, Exec, Space> {
+  using Base = detail::CoordinateDescentRegressor<ElasticNet<T, Exec, Space>, ElasticNetParams, T,
+                                                  Exec, Space>;
 
  public:
   using value_type = T;
   using Params = ElasticNetParams;
   static constexpr std::string_view name = "ElasticNet";
 
-  explicit ElasticNet(const Params& params = {}, Exec exec = {}) : Base(params, std::move(exec)) {}
+  explicit ElasticNet(const Params& params = {}, Exec exec = {}, Space space = {})
+      : Base(params, std::move(exec), std::move(space)) {}
 };
 
 }  // namespace onelearn::linear_model

@@ -36,6 +36,16 @@
  * n-scaled objective), or after max_iter passes. A pass costs O(p²), independent of n.
  * See detail/coordinate_descent.hpp.
  *
+ * \par Compute spaces
+ * The third template argument says where fit's passes over the rows run (space/space.hpp):
+ * `space::host` (the default) or a Thrust space (`thrust_cpp`, `thrust_omp`, `thrust_tbb`,
+ * `thrust_cuda`, where cuBLAS forms the Gram matrix; include <onelearn/space/space.hpp> and link
+ * onelearn::thrust_<system>). fit brings X, y and the weights into the space once (a device
+ * copy; borrowed on the CPU systems); only the column sums and the p x p normal equations come
+ * back to be all-reduced, and the solve and predict run on the host. The coefficients are the
+ * host's to 1e-9 relative in double (the descent carries the Gram matrix's rounding through
+ * its passes), 1e-5 in float.
+ *
  * \par Parameters (LassoParams)
  * - `alpha` (double, default 1.0): L1 penalty strength, >= 0 (0 is least squares; prefer
  *   LinearRegression).
@@ -88,16 +98,20 @@ struct LassoParams {
                                                          "tol",   "selection",     "random_state"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class Lasso : public detail::CoordinateDescentRegressor<Lasso<T, Exec>, LassoParams, T, Exec> {
-  using Base = detail::CoordinateDescentRegressor<Lasso<T, Exec>, LassoParams, T, Exec>;
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class Lasso : public detail::CoordinateDescentRegressor<Lasso<T, Exec, Space>, LassoParams, T,
+                                                         Exec, Space> {
+  using Base =
+      detail::CoordinateDescentRegressor<Lasso<T, Exec, Space>, LassoParams, T, Exec, Space>;
 
  public:
   using value_type = T;
   using Params = LassoParams;
   static constexpr std::string_view name = "Lasso";
 
-  explicit Lasso(const Params& params = {}, Exec exec = {}) : Base(params, std::move(exec)) {}
+  explicit Lasso(const Params& params = {}, Exec exec = {}, Space space = {})
+      : Base(params, std::move(exec), std::move(space)) {}
 };
 
 }  // namespace onelearn::linear_model

@@ -163,7 +163,8 @@ class LinearRegression
     constexpr std::string_view where = "LinearRegression.fit";
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
     this->fitted_ = false;
-    const auto [means, x_mean, y_mean] = this->centring(where, X, y, weights);
+    const auto [means, x_mean, y_mean, data] = this->centring(where, X, y, weights);
+    (void)data;  // on the host: the caller's rows, read below
 
     const ColMatrix stacked = gather_triangles(local_triangle(X, y, weights, x_mean, y_mean));
     solve(stacked, means.n_samples);

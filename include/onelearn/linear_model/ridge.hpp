@@ -16,6 +16,9 @@
  * onelearn::linear_model::Ridge<double, onelearn::exec::mpi> dist({.alpha = 0.5},
  *                                                                 onelearn::exec::mpi{comm});
  * dist.fit(my_X, my_y);
+ *
+ * // In a compute space (space/space.hpp): the Gram matrix is formed there.
+ * onelearn::linear_model::Ridge<double, onelearn::exec::local, onelearn::space::thrust_omp> omp;
  * \endcode
  *
  * linear_model::Ridge: least squares with an L2 penalty, as scikit-learn's Ridge (1.2.1,
@@ -32,6 +35,15 @@
  * definite (alpha = 0 with collinear features). intercept = y_mean - x_meanᵀ coef.
  * Unlike LinearRegression's QR, the normal equations square the condition number of X; with
  * alpha > 0 that is bounded by (σ_max² + alpha) / alpha, which is why Ridge uses them too.
+ *
+ * \par Compute spaces
+ * The third template argument says where fit's passes over the rows run (space/space.hpp):
+ * `space::host` (the default) or a Thrust space (`thrust_cpp`, `thrust_omp`, `thrust_tbb`,
+ * `thrust_cuda`, where cuBLAS forms the Gram matrix; include <onelearn/space/space.hpp> and link
+ * onelearn::thrust_<system>). fit brings X, y and the weights into the space once (a device
+ * copy; borrowed on the CPU systems); only the column sums and the p x p normal equations come
+ * back to be all-reduced, and the solve and predict run on the host. The coefficients are
+ * the host's to 1e-12 relative in double, 1e-5 in float.
  *
  * \par Parameters (RidgeParams)
  * - `alpha` (double, default 1.0): L2 penalty strength, >= 0. alpha = 0 is ordinary least
@@ -91,16 +103,18 @@ struct RidgeParams {
   static constexpr std::array<std::string_view, 2> names{"alpha", "fit_intercept"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class Ridge : public detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exec> {
-  using Base = detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exec>;
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class Ridge : public detail::LinearRegressor<Ridge<T, Exec, Space>, RidgeParams, T, Exec, Space> {
+  using Base = detail::LinearRegressor<Ridge<T, Exec, Space>, RidgeParams, T, Exec, Space>;
   friend Base;
 
  public:
   using Params = RidgeParams;
   static constexpr std::string_view name = "Ridge";
 
-  explicit Ridge(const Params& params = {}, Exec exec = {}) : Base(params, std::move(exec)) {}
+  explicit Ridge(const Params& params = {}, Exec exec = {}, Space space = {})
+      : Base(params, std::move(exec), std::move(space)) {}
 
   /// A fitted model with these attributes (see "A model from given attributes" above).
   /// invalid_argument for alpha < 0, an empty coef, NaN/Inf, or a nonzero intercept without
@@ -135,10 +149,11 @@ class Ridge : public detail::LinearRegressor<Ridge<T, Exec>, RidgeParams, T, Exe
     const Params& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.
     this->exec_.propagate_errors([&] { detail::check_at_least(where, "alpha", params.alpha, 0.0); });
-    const auto [means, x_mean, y_mean] = this->centring(where, X, y, weights);
+    const auto [means, x_mean, y_mean, data] = this->centring(where, X, y, weights);
 
     const detail::NormalEquations eq =
-        detail::normal_equations<T>(this->exec_, X, y, weights, 1.0, x_mean, y_mean);
+        detail::normal_equations<T>(this->exec_, this->space_, data.X.view(), data.y.view(),
+                                    data.weights.view(), 1.0, x_mean, y_mean);
     const Eigen::VectorXd coef = solve(eq.gram, eq.xty, params.alpha);
     this->coef_ = coef.cast<T>();
     this->intercept_ = params.fit_intercept ? static_cast<T>(y_mean - x_mean.dot(coef)) : T(0);

@@ -17,6 +17,10 @@
  * onelearn::preprocessing::StandardScaler<double, onelearn::exec::mpi> dist(
  *     {}, onelearn::exec::mpi{comm});
  * dist.fit(my_X);
+ *
+ * // In a compute space (space/space.hpp): fit's two passes over the rows run there.
+ * onelearn::preprocessing::StandardScaler<double, onelearn::exec::local,
+ *                                         onelearn::space::thrust_omp> omp_scaler;
  * \endcode
  *
  * preprocessing::StandardScaler: removes each feature's mean and divides by its standard
@@ -27,6 +31,14 @@
  * global mean are all-reduced (two passes: the one-pass sum of squares cancels badly for
  * features with a large mean), accumulated in double. transform is one fused pass over the
  * rows, on threads when OpenMP is on.
+ *
+ * \par Compute spaces
+ * The third template argument says where fit's two passes run (space/space.hpp): `space::host`
+ * (the default) or a Thrust space (`thrust_cpp`, `thrust_omp`, `thrust_tbb`, `thrust_cuda`;
+ * include <onelearn/space/space.hpp> and link onelearn::thrust_<system>). fit brings the rows
+ * and weights into the space once (a device copy; borrowed on the CPU systems) and only the p
+ * column sums of each pass come back to be all-reduced. The attributes are the host's to 1e-12
+ * relative in double, 1e-5 in float. transform and inverse_transform run on the host.
  *
  * \par Parameters (StandardScalerParams)
  * - `with_mean` (bool, default true): subtract the mean.
@@ -64,6 +76,7 @@
 
 #include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/in_space.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/detail/huge_pages.hpp"
 #include "onelearn/core/detail/moments.hpp"
@@ -73,6 +86,8 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/space/data.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::preprocessing {
 
@@ -83,14 +98,18 @@ struct StandardScalerParams {
   static constexpr std::array<std::string_view, 2> names{"with_mean", "with_std"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScalerParams> {
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class StandardScaler : public WithParams<StandardScaler<T, Exec, Space>, StandardScalerParams> {
  public:
   using value_type = T;
   using Params = StandardScalerParams;
+  using space_type = Space;
 
-  explicit StandardScaler(const Params& params = {}, Exec exec = {})
-      : WithParams<StandardScaler, Params>(params), exec_(std::move(exec)) {}
+  explicit StandardScaler(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<StandardScaler, Params>(params),
+        exec_(std::move(exec)),
+        space_(std::move(space)) {}
 
   /// A fitted scaler with these attributes (see "A scaler from given attributes" above).
   /// shape_error for sizes that disagree; invalid_argument for no features, NaN/Inf, a scale
@@ -219,6 +238,8 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// Where fit's passes over the rows run (space::host by default).
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  private:
   StandardScaler& fit_impl(const MatrixRef<T>& X, const std::optional<VectorRef<T>>& weights) {
@@ -227,15 +248,36 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
     fitted_ = false;
     onelearn::detail::check_fit_input<T>(where, exec_, X, std::nullopt, weights);
 
-    // Pass 1: the global mean. Pass 2: squared deviations about it.
+    // The rows and weights in the space: borrowed on the host and the CPU Thrust systems, copied
+    // once to a device. run_in_space: on a device, a rank whose allocation fails raises on every
+    // rank instead of leaving the others in the next all-reduce.
+    using onelearn::detail::run_in_space;
+    space::matrix<Space, T> rows;
+    space::vector<Space, T> weights_in_space;
+    run_in_space(exec_, space_, [&] {
+      rows = space::to_space(space_, X);
+      if (weights) {
+        weights_in_space = space::to_space(
+            space_, std::span<const T>(weights->data(), static_cast<std::size_t>(weights->size())));
+      }
+    });
+
+    // Pass 1: the global mean. Pass 2: squared deviations about it. The kernels are found by
+    // argument-dependent lookup on the space (space/host.hpp lists them).
     const index_t p = X.cols();
-    const auto means = onelearn::detail::global_means<T>(where, exec_, X, std::nullopt, weights);
+    const auto means = onelearn::detail::global_means_from_sums<T>(
+        where, exec_, X.rows(),
+        run_in_space(exec_, space_,
+                     [&] { return column_sums(space_, rows.view(), weights_in_space.view()); }),
+        std::nullopt, weights);
     const Vector<double>& mean = means.x;
     const double total_weight = means.total_weight;
 
     Vector<double> square_sums(p);
     if (this->params_.with_std) {
-      square_sums = onelearn::detail::centered_square_sums<T>(X, mean, weights);
+      square_sums = run_in_space(exec_, space_, [&] {
+        return centered_square_sums(space_, rows.view(), mean, weights_in_space.view());
+      });
       exec_.allreduce(std::span(square_sums.data(), square_sums.size()), exec::reduce_op::sum);
     }
     const Vector<double> var = square_sums / total_weight;
@@ -273,6 +315,7 @@ class StandardScaler : public WithParams<StandardScaler<T, Exec>, StandardScaler
   void fitted(std::string_view where) const { validation::check_fitted(where, fitted_); }
 
   Exec exec_;
+  Space space_;
   Vector<T> mean_, var_, scale_;
   std::int64_t n_samples_seen_ = 0;
   index_t n_features_ = 0;

@@ -206,7 +206,7 @@ neighbours nearest_k(const host&, matrix_view<const T> X, matrix_view<const T> q
   return onelearn::detail::exact_kbest<T>(train, mean, detail::eigen(queries), k);
 }
 
-// --- Gram and covariance (Ridge, LinearRegression, Lasso, ElasticNet, PCA) -----------------
+// --- Gram and covariance (Ridge, Lasso, ElasticNet; without y a covariance) ----------------
 
 /// sum_i w_i x~_i x~_i^T (lower triangle), and with y: sum_i w_i x~_i y~_i and sum_i w_i y~_i^2,
 /// x~ = x - x_mean, y~ = y - y_mean, in double. An empty `y` gives the covariance sums only.

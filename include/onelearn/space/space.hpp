@@ -63,8 +63,8 @@
  * - `nearest_rows`, `lloyd_step`, `paired_squared_distances`, `pairwise_squared_distances`:
  *   KMeans' assignment, per-cluster sums and counts, inertia;
  * - `nearest_k`: the exact k nearest rows (kNN), ties to the lower row;
- * - `gram`: centred, weighted X^T X, X^T y, y^T y (Ridge, LinearRegression, Lasso, ElasticNet,
- *   PCA's covariance without y); on CUDA by cuBLAS (syrk);
+ * - `gram`: centred, weighted X^T X, X^T y, y^T y (Ridge, Lasso, ElasticNet; without y, a
+ *   covariance); on CUDA by cuBLAS (syrk);
  * - `logistic_loss_gradient`: LogisticRegression's data term and gradient.
  *
  * Results equal the host kernels' to 1e-12 relative in double and 1e-5 in float (sums are kept

@@ -128,9 +128,10 @@ inline CoordinateDescentResult enet_coordinate_descent_gram(
 /// Lasso and ElasticNet: everything but the constructor and the Params. Derived provides
 /// `static constexpr std::string_view name` ("Lasso") for error messages; a Params without an
 /// `l1_ratio` field is the pure L1 penalty (l1_ratio = 1).
-template <class Derived, class P, class T, exec::ExecutionPolicy Exec>
-class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec> {
-  using Base = LinearRegressor<Derived, P, T, Exec>;
+template <class Derived, class P, class T, exec::ExecutionPolicy Exec,
+          space::ComputeSpace Space = space::host>
+class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec, Space> {
+  using Base = LinearRegressor<Derived, P, T, Exec, Space>;
   friend Base;
 
  public:
@@ -146,7 +147,8 @@ class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec> {
   [[nodiscard]] T dual_gap() const { return Base::require_fitted("dual_gap", dual_gap_); }
 
  protected:
-  CoordinateDescentRegressor(const P& params, Exec exec) : Base(params, std::move(exec)) {}
+  CoordinateDescentRegressor(const P& params, Exec exec, Space space = {})
+      : Base(params, std::move(exec), std::move(space)) {}
 
  private:
   static double l1_ratio_of(const P& params) {
@@ -182,14 +184,15 @@ class CoordinateDescentRegressor : public LinearRegressor<Derived, P, T, Exec> {
     const P& params = this->params_;
     // Inside propagate_errors, so ranks given different parameters fail together, not hang.
     this->exec_.propagate_errors([&] { check_params(where, params); });
-    const auto [means, x_mean, y_mean] = this->centring(where, X, y, weights);
+    const auto [means, x_mean, y_mean, data] = this->centring(where, X, y, weights);
 
     // scikit-learn's scaling: weights sum to n, and the penalties are multiplied by n so that
     // the descent minimises n times the documented objective.
     const auto n = static_cast<double>(means.n_samples);
     const double weight_scale = weights ? n / means.total_weight : 1.0;
     const NormalEquations eq =
-        normal_equations<T>(this->exec_, X, y, weights, weight_scale, x_mean, y_mean);
+        normal_equations<T>(this->exec_, this->space_, data.X.view(), data.y.view(),
+                            data.weights.view(), weight_scale, x_mean, y_mean);
     const double l1_ratio = l1_ratio_of(params);
     const double l1_reg = params.alpha * l1_ratio * n;
     const double l2_reg = params.alpha * (1.0 - l1_ratio) * n;

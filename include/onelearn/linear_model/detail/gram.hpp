@@ -3,7 +3,8 @@
 // ElasticNet share. Each rank computes G = Σ w_i x̃_i x̃_iᵀ, b = Σ w_i x̃_i ỹ_i and c = Σ w_i ỹ_i²
 // over its rows (x̃ = x - x_mean and ỹ = y - y_mean with the global means; local_gram_sums in
 // core/detail/gram_sums.hpp, which also serves space::gram), and normal_equations sums them over
-// every rank in one all-reduce.
+// every rank in one all-reduce. The local sums run in the fit's compute space (space::gram: on
+// the host, a Thrust system, or cuBLAS on a GPU); the all-reduce and the solve on the host.
 
 #include <cstddef>
 #include <optional>
@@ -11,9 +12,12 @@
 
 #include <Eigen/Core>
 
+#include "onelearn/base/in_space.hpp"
 #include "onelearn/core/detail/gram_sums.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/exec/policy.hpp"
+#include "onelearn/space/data.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::linear_model::detail {
 
@@ -21,14 +25,17 @@ namespace onelearn::linear_model::detail {
 using NormalEquations = onelearn::detail::GramSums;
 
 /// The normal equations over every rank's rows: one all-reduce of p(p+1)/2 + p + 1 doubles
-/// (the lower triangle, Xᵀy and yᵀy). Every rank returns the same values.
-template <class T, exec::ExecutionPolicy Exec>
-NormalEquations normal_equations(const Exec& exec, const MatrixRef<T>& X, const VectorRef<T>& y,
-                                 const std::optional<VectorRef<T>>& weights, double weight_scale,
-                                 const Vector<double>& x_mean, double y_mean) {
-  NormalEquations eq = onelearn::detail::local_gram_sums<T>(
-      X, std::optional<VectorRef<T>>(y), weights, weight_scale, x_mean, y_mean);
-  const index_t p = X.cols();
+/// (the lower triangle, Xᵀy and yᵀy). Every rank returns the same values. X, y and the weights
+/// (empty: all 1) are this rank's, in compute space `s`.
+template <class T, exec::ExecutionPolicy Exec, space::ComputeSpace S>
+NormalEquations normal_equations(const Exec& exec, const S& s, space::matrix_view<const T> X,
+                                 space::vector_view<const T> y, space::vector_view<const T> weights,
+                                 double weight_scale, const Vector<double>& x_mean, double y_mean) {
+  // gram: the space's kernel, found by argument-dependent lookup (space/host.hpp). run_in_space:
+  // on a device, a rank whose allocation fails raises on every rank, not only its own.
+  NormalEquations eq = onelearn::detail::run_in_space(
+      exec, s, [&] { return gram(s, X, y, weights, weight_scale, x_mean, y_mean); });
+  const index_t p = X.cols;
   if constexpr (Exec::is_distributed) {
     Eigen::VectorXd packed(p * (p + 1) / 2 + p + 1);
     index_t k = 0;

@@ -3,31 +3,41 @@
 // R^2 (collectively under a distributed policy), and expose coef/intercept. Written once here;
 // LinearRegression, Ridge, Lasso and ElasticNet differ only in how fit finds the coefficients.
 //
+// The fit's passes over the rows (the means here, the normal equations in gram.hpp) run in the
+// compute space `Space` (space::host by default; Ridge, Lasso and ElasticNet take a Thrust space
+// too); the solve and predict run on the host.
+//
 // Derived (CRTP) provides
 //   static constexpr std::string_view name;   // "Ridge", for error messages
 //   Derived& fit_impl(X, y, std::optional<VectorRef<T>> weights);  // sets coef_, intercept_
 // and befriends this base so it can call fit_impl.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/in_space.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/validation.hpp"
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/metrics/r2_score.hpp"
+#include "onelearn/space/data.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::linear_model::detail {
 
-template <class Derived, class P, class T, exec::ExecutionPolicy Exec>
+template <class Derived, class P, class T, exec::ExecutionPolicy Exec,
+          space::ComputeSpace Space = space::host>
 class LinearRegressor : public WithParams<Derived, P> {
  public:
   using value_type = T;
   using Params = P;
+  using space_type = Space;
 
   Derived& fit(const MatrixRef<T>& X, const VectorRef<T>& y) {
     return derived().fit_impl(X, y, std::nullopt);
@@ -71,25 +81,53 @@ class LinearRegressor : public WithParams<Derived, P> {
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// Where fit's passes over the rows run (space::host by default).
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  protected:
-  LinearRegressor(const P& params, Exec exec)
-      : WithParams<Derived, P>(params), exec_(std::move(exec)) {}
+  LinearRegressor(const P& params, Exec exec, Space space = {})
+      : WithParams<Derived, P>(params), exec_(std::move(exec)), space_(std::move(space)) {}
 
-  /// What fit centres X and y with: the global means, or zeros when fit_intercept is false.
+  /// This rank's rows, targets and weights in the compute space (borrowed on the host and the
+  /// CPU Thrust systems, copied once to a device); `weights` is empty when none were given.
+  struct DataInSpace {
+    space::matrix<Space, T> X;
+    space::vector<Space, T> y;
+    space::vector<Space, T> weights;
+  };
+
+  /// What fit centres X and y with: the global means, or zeros when fit_intercept is false; and
+  /// the data in the space, for the passes that follow.
   struct Centring {
     onelearn::detail::GlobalMeans means;  ///< over all ranks, whatever fit_intercept says
     Vector<double> x_mean;
     double y_mean = 0;
+    DataInSpace data;
   };
 
   /// The prologue of every linear model's fit: validates X, y and the weights (an error on any
-  /// rank is raised on all), then all-reduces the means in one collective.
+  /// rank is raised on all), brings them into the space, then all-reduces the means in one
+  /// collective.
   Centring centring(std::string_view where, const MatrixRef<T>& X, const VectorRef<T>& y,
                     const std::optional<VectorRef<T>>& weights) const {
     onelearn::detail::check_fit_input<T>(where, exec_, X, y, weights);
-    Centring out{onelearn::detail::global_means<T>(where, exec_, X, y, weights),
-                 Vector<double>::Zero(X.cols()), 0.0};
+    DataInSpace data;
+    // run_in_space: on a device, a rank whose allocation fails raises on every rank instead of
+    // leaving the others in the next all-reduce.
+    using onelearn::detail::run_in_space;
+    const auto values = [](const VectorRef<T>& v) {
+      return std::span<const T>(v.data(), static_cast<std::size_t>(v.size()));
+    };
+    // column_sums: the space's kernel, found by argument-dependent lookup (space/host.hpp).
+    const Vector<double> x_sums = run_in_space(exec_, space_, [&] {
+      data.X = space::to_space(space_, X);
+      data.y = space::to_space(space_, values(y));
+      if (weights) data.weights = space::to_space(space_, values(*weights));
+      return column_sums(space_, data.X.view(), data.weights.view());
+    });
+    Centring out{onelearn::detail::global_means_from_sums<T>(where, exec_, X.rows(), x_sums, y,
+                                                             weights),
+                 Vector<double>::Zero(X.cols()), 0.0, std::move(data)};
     if (this->params_.fit_intercept) {
       out.x_mean = out.means.x;
       out.y_mean = out.means.y;
@@ -110,6 +148,7 @@ class LinearRegressor : public WithParams<Derived, P> {
 
   // Set by Derived::fit_impl.
   Exec exec_;
+  Space space_;
   Vector<T> coef_;
   T intercept_{};
   bool fitted_ = false;

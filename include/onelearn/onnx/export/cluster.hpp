@@ -30,8 +30,8 @@
 
 namespace onelearn::onnx {
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const cluster::KMeans<T, E>& m, const std::string& x) {
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const cluster::KMeans<T, E, S>& m, const std::string& x) {
   const Matrix<T>& centres = m.cluster_centers();
   const auto k = static_cast<std::int64_t>(centres.rows());
   const auto p = static_cast<std::int64_t>(centres.cols());

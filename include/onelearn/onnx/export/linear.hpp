@@ -139,8 +139,9 @@ Exported export_linear_classifier(GraphBuilder& b, const Matrix<T>& coef,
 }  // namespace detail
 
 /// LinearRegression, Ridge, Lasso, ElasticNet: every model built on detail::LinearRegressor.
-template <class D, class P, class T, class E>
-Exported export_model(GraphBuilder& b, const linear_model::detail::LinearRegressor<D, P, T, E>& m,
+template <class D, class P, class T, class E, class S>
+Exported export_model(GraphBuilder& b,
+                      const linear_model::detail::LinearRegressor<D, P, T, E, S>& m,
                       const std::string& x) {
   return detail::export_linear_regressor<T>(b, m.coef(), m.intercept(), x);
 }
@@ -151,8 +152,8 @@ Exported export_model(GraphBuilder& b, const linear_model::SGDRegressor<T, E>& m
   return detail::export_linear_regressor<T>(b, m.coef(), m.intercept(), x);
 }
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const linear_model::LogisticRegression<T, E>& m,
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const linear_model::LogisticRegression<T, E, S>& m,
                       const std::string& x) {
   const bool binary = m.coef().rows() == 1;
   return detail::export_linear_classifier<T>(b, m.coef(), m.intercept(), m.classes(),

@@ -37,8 +37,8 @@
 
 namespace onelearn::onnx {
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const naive_bayes::GaussianNB<T, E>& m,
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const naive_bayes::GaussianNB<T, E, S>& m,
                       const std::string& x) {
   const Matrix<T>& theta = m.theta();  // k x p
   const Matrix<T>& var = m.var();

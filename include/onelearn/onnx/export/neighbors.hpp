@@ -112,8 +112,8 @@ inline std::string export_sum_over_neighbours(GraphBuilder& b, const std::string
 
 }  // namespace detail
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const neighbors::KNeighborsClassifier<T, E>& m,
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const neighbors::KNeighborsClassifier<T, E, S>& m,
                       const std::string& x) {
   static_assert(detail::exports_neighbours<E>,
                 "onnx export of KNeighborsClassifier: fitted under a distributed policy, each rank "
@@ -165,8 +165,8 @@ Exported export_model(GraphBuilder& b, const neighbors::KNeighborsClassifier<T, 
           {"probabilities", proba, b.real_type(), {-1, n_classes}}};
 }
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const neighbors::KNeighborsRegressor<T, E>& m,
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const neighbors::KNeighborsRegressor<T, E, S>& m,
                       const std::string& x) {
   static_assert(detail::exports_neighbours<E>,
                 "onnx export of KNeighborsRegressor: fitted under a distributed policy, each rank "

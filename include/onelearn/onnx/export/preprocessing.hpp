@@ -88,8 +88,8 @@ inline Exported export_scaler(GraphBuilder& b, const std::vector<double>& offset
 
 }  // namespace detail
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const preprocessing::StandardScaler<T, E>& m,
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const preprocessing::StandardScaler<T, E, S>& m,
                       const std::string& x) {
   const auto p = static_cast<std::size_t>(m.n_features_in());
   const auto& params = m.get_params();
