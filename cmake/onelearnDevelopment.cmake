@@ -41,6 +41,19 @@ if(ONELEARN_SANITIZE)
     -fsanitize=address,undefined -fno-sanitize=alignment,null,vptr)
 endif()
 
+# The examples, tools and benchmarks keep the build type's flags, as users build them; only
+# scripts/test.sh turns their debug information off (ONELEARN_PROGRAMS_DEBUG_INFO=OFF): nothing
+# reads it there, and it was a third of their compile time (cold CI build, 2026-11-27:
+# onelearn_bench.cpp 266 s, onelearn_onnx.cpp 141 s, the five examples 270 s at -O2 -g).
+# tools/, examples/ and bench/ call onelearn_program_flags() first.
+option(ONELEARN_PROGRAMS_DEBUG_INFO
+  "Compile the examples, tools and benchmarks with the build type's debug information" ON)
+macro(onelearn_program_flags)
+  if(NOT ONELEARN_PROGRAMS_DEBUG_INFO)
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-g0>)
+  endif()
+endmacro()
+
 # Every command-line program answers --help (exit 0, the usage naming `expected_in_help`) and
 # --version (exit 0, "<program> <version>"): ctest label `build`. The shell appends a marker only
 # when the program exited 0, since a PASS_REGULAR_EXPRESSION alone would ignore the exit status.

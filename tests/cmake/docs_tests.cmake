@@ -66,6 +66,11 @@ if(Python3_Interpreter_FOUND AND ONELEARN_HAVE_MPI)
       target_link_libraries(onelearn_docs_examples PRIVATE onelearn::${component})
     endif()
   endforeach()
+  if(ONELEARN_HAVE_ONNX)
+    # The ONNX operators compiled once (two of the sources run graphs).
+    target_sources(onelearn_docs_examples PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/onnx_operators.cpp")
+    target_compile_definitions(onelearn_docs_examples PRIVATE ONELEARN_ONNX_SEPARATE_OPERATORS)
+  endif()
 
   # Building the examples is a test too, so that a drifted example shows in ctest's output.
   add_test(NAME docs_examples_compile

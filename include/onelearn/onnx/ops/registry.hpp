@@ -6,11 +6,25 @@
 // `types` are the element types the operator takes for its first input; the Graph checks them
 // before the operator runs, so a tensor of another type is an unsupported_error naming the node
 // whatever the operator's code does. An empty set means any type, or no input.
+//
+// Compiled once instead of in every source file (optional; header-only by default): a program
+// with several source files that run ONNX graphs compiles the ~200 operators in each of them
+// (about 110 s per file under the test suite's sanitizers on a 2-core machine). Define
+// ONELEARN_ONNX_SEPARATE_OPERATORS in every source file of the program (a target-wide compile
+// definition: it must be the same everywhere), and in exactly one of them also define
+// ONELEARN_ONNX_DEFINE_OPERATORS before its first include:
+//   #define ONELEARN_ONNX_DEFINE_OPERATORS
+//   #include <onelearn/onnx/ops/registry.hpp>
+// The others then see only the declaration of operators() and do not parse the operators.
 
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "onelearn/onnx/ops/common.hpp"
+#include "onelearn/onnx/tensor.hpp"
+
+#if !defined(ONELEARN_ONNX_SEPARATE_OPERATORS) || defined(ONELEARN_ONNX_DEFINE_OPERATORS)
 #include "onelearn/onnx/ops/activations.hpp"
 #include "onelearn/onnx/ops/batchnorm.hpp"
 #include "onelearn/onnx/ops/common.hpp"
@@ -32,6 +46,7 @@
 #include "onelearn/onnx/ops/shape.hpp"
 #include "onelearn/onnx/ops/signal.hpp"
 #include "onelearn/onnx/ops/tree_ensemble.hpp"
+#endif
 
 namespace onelearn::onnx {
 
@@ -48,8 +63,17 @@ struct OperatorInfo {
 inline constexpr std::int64_t max_onnx_opset = 17;
 inline constexpr std::int64_t max_onnx_ml_opset = 3;
 
+#if defined(ONELEARN_ONNX_SEPARATE_OPERATORS) && !defined(ONELEARN_ONNX_DEFINE_OPERATORS)
+/// Every operator, sorted by name within each domain (defined in the program's source file that
+/// defines ONELEARN_ONNX_DEFINE_OPERATORS).
+const std::vector<OperatorInfo>& operators();
+#else
 /// Every operator, sorted by name within each domain.
+#ifdef ONELEARN_ONNX_SEPARATE_OPERATORS
+const std::vector<OperatorInfo>& operators() {  // the one definition of the program
+#else
 inline const std::vector<OperatorInfo>& operators() {
+#endif
   using namespace types;  // NOLINT(google-build-using-namespace)
   constexpr TypeSet any{};
   constexpr TypeSet wide = floats | TypeSet{DataType::int64, DataType::int32};
@@ -196,5 +220,6 @@ inline const std::vector<OperatorInfo>& operators() {
   };
   return table;
 }
+#endif
 
 }  // namespace onelearn::onnx
