@@ -10,7 +10,7 @@
 #                                       (scripts/test.sh): build-gpu-check/, no optimisation, PTX
 #                                       only (no ptxas); 209 s against 286 s for the test file
 # Environment: CUDA_HOME (default /usr/local/cuda), CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES; default
-# "native" when running, 90 (H100) when only compiling), JOBS (default: the number of cores).
+# "native" when running, 90 (H100) with --compile-only, 90-virtual with --check-only), JOBS (default: the number of cores).
 # Then onelearn-space-bench-cuda (bench/space_bench.cpp built by nvcc) prints the CUDA space's
 # figures on the workloads' shapes, one JSON line each; compare them with
 # `onelearn-space-bench --space host` (g++, -march=native) on the machine of the host figures.

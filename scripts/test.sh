@@ -22,9 +22,8 @@ fi
 
 start=$SECONDS
 # Configured every time (quick when the cache exists), so that the switch above holds. The
-# sanitizers apply to the test executables only; examples, tools and benchmarks stay as users
-# build them.
-# The examples, tools and benchmarks without debug information: nothing here reads it.
+# sanitizers apply to the test executables only; examples, tools and benchmarks keep the build
+# type's optimisation but not its debug information (nothing here reads it).
 cmake -S . -B build -DONELEARN_SANITIZE=$sanitize -DONELEARN_PROGRAMS_DEBUG_INFO=OFF
 cmake --build build -j2
 echo "test.sh: build took $((SECONDS - start)) s"

@@ -27,7 +27,6 @@
 #if !defined(ONELEARN_ONNX_SEPARATE_OPERATORS) || defined(ONELEARN_ONNX_DEFINE_OPERATORS)
 #include "onelearn/onnx/ops/activations.hpp"
 #include "onelearn/onnx/ops/batchnorm.hpp"
-#include "onelearn/onnx/ops/common.hpp"
 #include "onelearn/onnx/ops/conv.hpp"
 #include "onelearn/onnx/ops/conv_transpose.hpp"
 #include "onelearn/onnx/ops/elementwise.hpp"
@@ -69,11 +68,10 @@ inline constexpr std::int64_t max_onnx_ml_opset = 3;
 const std::vector<OperatorInfo>& operators();
 #else
 /// Every operator, sorted by name within each domain.
-#ifdef ONELEARN_ONNX_SEPARATE_OPERATORS
-const std::vector<OperatorInfo>& operators() {  // the one definition of the program
-#else
-inline const std::vector<OperatorInfo>& operators() {
+#ifndef ONELEARN_ONNX_SEPARATE_OPERATORS
+inline  // header-only: in every file that uses it; otherwise the one definition of the program
 #endif
+const std::vector<OperatorInfo>& operators() {
   using namespace types;  // NOLINT(google-build-using-namespace)
   constexpr TypeSet any{};
   constexpr TypeSet wide = floats | TypeSet{DataType::int64, DataType::int32};
