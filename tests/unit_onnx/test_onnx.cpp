@@ -7,11 +7,13 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -307,6 +309,131 @@ TEST_CASE("Conv, MaxPool (with indices), AveragePool, BatchNormalization, ArgMax
     CHECK(out[1].dtype() == ox::DataType::int64);
     check_values(out[1], {2, 1}, {0, 0});
   }
+}
+
+namespace {
+
+/// A window over images: the attributes of one Conv / MaxPool / AveragePool node.
+struct ImageWindow {
+  std::int64_t n, c, h, w, filters, group, kh, kw, sh, sw, dh, dw;
+  std::vector<std::int64_t> pads;  // top, left, bottom, right
+  std::int64_t ceil_mode, count_include_pad;
+  bool bias;
+};
+
+/// `op` over x (n, c, h, w) as a 2-D node, or (`volume`) as the same node over (n, c, h, w, 1)
+/// with a window of size 1 along the added axis: the executor's N-dimensional form, the
+/// reference for its 2-D kernels (onnx/ops/planar.hpp).
+Tensor run_window(const std::string& op, const ImageWindow& g, const std::vector<double>& x,
+                  const std::vector<double>& weights, const std::vector<double>& bias, bool volume) {
+  ModelBuilder b(13);
+  const auto extend = [&](Shape s) {
+    if (volume) s.push_back(1);
+    return s;
+  };
+  const auto pair = [&](std::int64_t a, std::int64_t d, std::int64_t added) {
+    return volume ? std::vector<std::int64_t>{a, d, added} : std::vector<std::int64_t>{a, d};
+  };
+  b.input("x", extend({g.n, g.c, g.h, g.w}), ::onnx::TensorProto::DOUBLE);
+  std::vector<std::string> inputs{"x"};
+  if (op == "Conv") {
+    b.initializer("W", Tensor(extend({g.filters, g.c / g.group, g.kh, g.kw}), weights));
+    inputs.emplace_back("W");
+    if (g.bias) {
+      b.initializer("B", Tensor(Shape{g.filters}, bias));
+      inputs.emplace_back("B");
+    }
+  }
+  auto& node = b.node(op, {}, {"y"});
+  for (const auto& i : inputs) node.add_input(i);
+  set_ints(node, "kernel_shape", pair(g.kh, g.kw, 1));
+  set_ints(node, "strides", pair(g.sh, g.sw, 1));
+  const auto& p = g.pads;
+  set_ints(node, "pads", volume ? std::vector<std::int64_t>{p[0], p[1], 0, p[2], p[3], 0} : p);
+  if (op != "AveragePool") set_ints(node, "dilations", pair(g.dh, g.dw, 1));
+  if (op == "Conv") set_int(node, "group", g.group);
+  if (op != "Conv") set_int(node, "ceil_mode", g.ceil_mode);
+  if (op == "AveragePool") set_int(node, "count_include_pad", g.count_include_pad);
+  b.output("y", ::onnx::TensorProto::DOUBLE);
+  return b.graph().run({Tensor(extend({g.n, g.c, g.h, g.w}), x)})[0];
+}
+
+}  // namespace
+
+TEST_CASE("Images run on the 2-D kernels and give the N-dimensional form's results") {
+  // Random geometries (seeded): kernels 1-3, strides 1-2, dilations 1-2, pads 0-2, one or two
+  // groups, batches of 0, 1 and 3, ceil_mode and count_include_pad both ways. Doubles, so the
+  // only difference is the order of the products' sums.
+  std::mt19937 rng(7);
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  std::normal_distribution<double> normal;
+  int compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    ImageWindow g{};
+    g.n = std::array<std::int64_t, 3>{0, 1, 3}[static_cast<std::size_t>(pick(0, 2))];
+    g.group = pick(1, 2);
+    g.c = 2 * g.group;
+    g.filters = 2 * g.group * pick(1, 2);
+    g.h = pick(5, 9);  // at least the largest dilated window (5)
+    g.w = pick(5, 9);
+    g.kh = pick(1, 3);
+    g.kw = pick(1, 3);
+    g.sh = pick(1, 2);
+    g.sw = pick(1, 2);
+    g.dh = pick(1, 2);
+    g.dw = pick(1, 2);
+    for (int k = 0; k < 4; ++k) g.pads.push_back(std::min<std::int64_t>(pick(0, 2), (k % 2 == 0 ? g.kh : g.kw) - 1));
+    g.ceil_mode = pick(0, 1);
+    g.count_include_pad = pick(0, 1);
+    g.bias = pick(0, 1) == 1;
+    std::vector<double> x(static_cast<std::size_t>(g.n * g.c * g.h * g.w));
+    for (double& v : x) v = normal(rng);
+    std::vector<double> weights(static_cast<std::size_t>(g.filters * (g.c / g.group) * g.kh * g.kw));
+    for (double& v : weights) v = normal(rng);
+    std::vector<double> bias(static_cast<std::size_t>(g.filters));
+    for (double& v : bias) v = normal(rng);
+    for (const std::string op : {"Conv", "MaxPool", "AveragePool"}) {
+      CAPTURE(trial);
+      CAPTURE(op);
+      const Tensor planar = run_window(op, g, x, weights, bias, false);
+      const Tensor volume = run_window(op, g, x, weights, bias, true);
+      Shape expected = volume.shape();
+      expected.pop_back();
+      REQUIRE(planar.shape() == expected);
+      const auto a = planar.data<double>(), r = volume.data<double>();
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        CAPTURE(i);
+        // A ceil_mode window wholly past the image has no maximum: -inf in both forms.
+        if (std::isinf(r[i])) CHECK(a[i] == r[i]);
+        else CHECK(a[i] == doctest::Approx(r[i]).epsilon(1e-12).scale(1.0));
+      }
+      compared += static_cast<int>(a.size());
+    }
+  }
+  CHECK(compared > 10000);
+}
+
+TEST_CASE("A node output read by several nodes, or a graph output, is never taken in place") {
+  // c feeds Relu and Neg and is a graph output; r feeds Sigmoid only (taken in place there).
+  ModelBuilder b;
+  b.input("x", {4});
+  b.node("Identity", {"x"}, {"c"});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("Neg", {"c"}, {"n"});
+  b.node("Sigmoid", {"r"}, {"s"});
+  b.node("Flatten", {"s"}, {"f"});
+  b.output("c");
+  b.output("n");
+  b.output("f");
+  const Tensor x = f32({4}, {-2, -0.5f, 0.5f, 3});
+  const auto out = b.graph().run({x});
+  check_values(out[0], {4}, {-2, -0.5, 0.5, 3});
+  check_values(out[1], {4}, {2, 0.5, -0.5, -3});
+  const auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  check_values(out[2], {4, 1}, {0.5, 0.5, sigmoid(0.5), sigmoid(3)});
+  check_values(x, {4}, {-2, -0.5, 0.5, 3});  // the caller's input is untouched
 }
 
 TEST_CASE("ONNX-ML LinearClassifier, LinearRegressor and Scaler against scikit-learn 1.2.1") {

@@ -39,6 +39,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -132,10 +133,17 @@ class Graph {
     }
     std::vector<Tensor> produced(slot_count_);
     for (const Step& step : steps_) {
+      const auto index = static_cast<std::size_t>(&step - steps_.data());
       std::vector<const Tensor*> args;
       args.reserve(step.inputs.size());
       for (const std::optional<std::size_t> s : step.inputs) args.push_back(s ? slots[*s] : nullptr);
-      const NodeContext ctx(*step.node, step.opset, std::move(args));
+      std::vector<Tensor*> expiring(step.inputs.size(), nullptr);
+      for (const std::size_t s : release_after_[index]) {
+        const auto readers = std::count(step.inputs.begin(), step.inputs.end(), std::optional{s});
+        const auto at = std::find(step.inputs.begin(), step.inputs.end(), std::optional{s});
+        if (readers == 1) expiring[static_cast<std::size_t>(at - step.inputs.begin())] = &produced[s];
+      }
+      const NodeContext ctx(*step.node, step.opset, std::move(args), std::move(expiring));
       const TypeSet& types = step.op->types;
       if (!types.empty() && ctx.has_input(0) && !types.contains(ctx.input(0).dtype())) {
         ctx.unsupported_type(ctx.input(0).dtype(), types.names());
@@ -155,6 +163,10 @@ class Graph {
         if (k >= results.size()) ctx.fail("output " + std::to_string(k) + " is not produced");
         produced[*step.outputs[k]] = std::move(results[k]);
         slots[*step.outputs[k]] = &produced[*step.outputs[k]];
+      }
+      for (const std::size_t s : release_after_[index]) {
+        produced[s] = Tensor();
+        slots[s] = nullptr;
       }
     }
     std::vector<Tensor> out;
@@ -372,6 +384,19 @@ class Graph {
       }
       output_slots_.push_back(it->second);
     }
+    // 4. When each node output is last needed: released then, so a run holds only the tensors
+    // still to be read (a network's activations one or two at a time, not all of them) and the
+    // allocator hands the freed blocks to the next nodes instead of fresh pages.
+    std::vector<std::optional<std::size_t>> last_use(slot_count_);
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      for (const auto& s : steps_[i].outputs) if (s) last_use[*s] = i;  // unread: freed at once
+      for (const auto& s : steps_[i].inputs) if (s && last_use[*s]) last_use[*s] = i;
+    }
+    for (const std::size_t s : output_slots_) last_use[s].reset();
+    release_after_.resize(steps_.size());
+    for (std::size_t s = 0; s < slot_count_; ++s) {
+      if (last_use[s]) release_after_[*last_use[s]].push_back(s);
+    }
   }
 
   std::shared_ptr<const ::onnx::ModelProto> model_;
@@ -380,6 +405,7 @@ class Graph {
   std::vector<Tensor> initializers_;
   std::vector<std::size_t> initializer_slots_, input_slots_, output_slots_;
   std::vector<Step> steps_;
+  std::vector<std::vector<std::size_t>> release_after_;  ///< per step: node outputs read last there
   std::size_t slot_count_ = 0;
 };
 

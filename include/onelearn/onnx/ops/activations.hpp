@@ -43,11 +43,11 @@ inline std::vector<Tensor> prelu(const NodeContext& ctx) {
     ctx.fail_shape("slope of shape " + shape_string(slope.shape()) +
                    " does not broadcast to the input's shape " + shape_string(x.shape()));
   }
-  return {visit_float(ctx, x, [&](auto v) {
+  return single_output(visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     return Tensor(out, broadcast_apply<T>(out, x.shape(), v, slope.shape(), slope.data<T>(),
                                           [](T e, T s) { return e >= 0 ? e : s * e; }));
-  })};
+  }));
 }
 
 inline std::vector<Tensor> elu(const NodeContext& ctx) {
@@ -152,7 +152,7 @@ inline std::vector<Tensor> softmax_impl(const NodeContext& ctx, bool log) {
   const auto outer = static_cast<std::size_t>(product(x.shape(), 0, axis));
   const auto n = static_cast<std::size_t>(modern ? x.shape()[axis] : product(x.shape(), axis, rank));
   const auto inner = static_cast<std::size_t>(modern ? product(x.shape(), axis + 1, rank) : 1);
-  return {visit_float(ctx, x, [&](auto v) {
+  return single_output(visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     std::vector<T> out(v.size());
     for (std::size_t o = 0; o < outer; ++o) {
@@ -170,7 +170,7 @@ inline std::vector<Tensor> softmax_impl(const NodeContext& ctx, bool log) {
       }
     }
     return Tensor(x.shape(), std::move(out));
-  })};
+  }));
 }
 
 }  // namespace detail

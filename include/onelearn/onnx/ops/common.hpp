@@ -28,8 +28,9 @@ namespace onelearn::onnx {
 /// of its domain and its input tensors.
 class NodeContext : public NodeAttributes {
  public:
-  NodeContext(const ::onnx::NodeProto& node, std::int64_t opset, std::vector<const Tensor*> inputs)
-      : NodeAttributes(node), opset_(opset), inputs_(std::move(inputs)) {}
+  NodeContext(const ::onnx::NodeProto& node, std::int64_t opset, std::vector<const Tensor*> inputs,
+              std::vector<Tensor*> expiring = {})
+      : NodeAttributes(node), opset_(opset), inputs_(std::move(inputs)), expiring_(std::move(expiring)) {}
 
   [[nodiscard]] std::int64_t opset() const noexcept { return opset_; }
   [[nodiscard]] const std::string& op() const noexcept { return node().op_type(); }
@@ -44,6 +45,13 @@ class NodeContext : public NodeAttributes {
     if (!has_input(i)) fail("input " + std::to_string(i) + " is required but not given");
     return *inputs_[i];
   }
+  /// Input `i` when nothing reads it after this node (a node output, not a graph input, an
+  /// initializer or a graph output, given once to this node): the operator may take its
+  /// storage for its output (an elementwise map in place) instead of allocating. Else null.
+  [[nodiscard]] Tensor* expiring_input(std::size_t i) const noexcept {
+    return i < expiring_.size() ? expiring_[i] : nullptr;
+  }
+
   /// Whether output `i` is wanted by the graph (present and not the empty name).
   [[nodiscard]] bool wants_output(std::size_t i) const noexcept {
     return static_cast<int>(i) < node().output_size() &&
@@ -75,9 +83,18 @@ class NodeContext : public NodeAttributes {
  private:
   std::int64_t opset_;
   std::vector<const Tensor*> inputs_;
+  std::vector<Tensor*> expiring_;
 };
 
 namespace ops {
+
+/// An operator's one output. Not `return {t}`: a braced list copies its elements (they are
+/// const in the initializer_list), which for a CNN's activations was a sixth of inference.
+inline std::vector<Tensor> single_output(Tensor t) {
+  std::vector<Tensor> out;
+  out.push_back(std::move(t));
+  return out;
+}
 
 /// Calls f(std::span<const T>) with t's elements when t's element type is in `allowed`; any
 /// other type is an unsupported_error naming the node. f is instantiated for the types in
@@ -214,6 +231,24 @@ Tensor map_values(const Tensor& x, std::span<const T> v, F f) {
   std::vector<T> out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) out[i] = f(v[i]);
   return Tensor(x.shape(), std::move(out));
+}
+
+/// Input `i` as a value: its storage taken when nothing reads it after this node
+/// (NodeContext::expiring_input), else a copy.
+inline Tensor take_input(const NodeContext& ctx, std::size_t i) {
+  if (Tensor* own = ctx.expiring_input(i)) return std::move(*own);
+  return ctx.input(i);
+}
+
+/// map_values of input `i`, in place when nothing reads that input after this node
+/// (NodeContext::expiring_input): a chain of elementwise nodes then reuses one buffer.
+template <class T, class F>
+Tensor map_input_values(const NodeContext& ctx, std::size_t i, std::span<const T> v, F f) {
+  if (Tensor* own = ctx.expiring_input(i); own != nullptr && own->holds<T>()) {
+    for (T& e : own->values<T>()) e = f(e);
+    return std::move(*own);
+  }
+  return map_values<T>(ctx.input(i), v, f);
 }
 
 /// The product of shape[begin, end).

@@ -1,6 +1,7 @@
 #pragma once
 // Conv over 1, 2 or 3 (any number of) spatial dimensions: strides, pads, dilations, group,
-// auto_pad. Each (image, group) is an im2col matrix multiplied by the group's filters (Eigen).
+// auto_pad. Images (two spatial dimensions) run on the networks' 2-D kernels (planar.hpp);
+// otherwise each (image, group) is an im2col matrix multiplied by the group's filters (Eigen).
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "onelearn/onnx/ops/common.hpp"
 #include "onelearn/onnx/ops/gemm.hpp"
+#include "onelearn/onnx/ops/planar.hpp"
 #include "onelearn/onnx/ops/window.hpp"
 
 namespace onelearn::onnx::ops {
@@ -44,12 +46,22 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
                            ctx.input(2).dtype() != x.dtype())) {
     ctx.fail_shape("B must have " + std::to_string(m) + " values of X's element type");
   }
-  // For every (kernel offset, output position): the input offset, or -1 in the padding.
-  std::int64_t table_size = 0;
-  if (__builtin_mul_overflow(ksize, osize, &table_size)) {
+  // The column matrix (or the offset table below) holds a value per kernel cell and output
+  // position: its size is checked before anything is allocated.
+  std::int64_t table_size = 0, columns = 0;
+  if (__builtin_mul_overflow(ksize, osize, &table_size) ||
+      __builtin_mul_overflow(table_size, cg, &columns)) {
     ctx.fail_shape("kernel x output positions overflow: " + std::to_string(ksize) + " x " +
                    std::to_string(osize));
   }
+  if (const auto g2 = planar::geometry(win, c)) {
+    return single_output(visit_float(ctx, x, [&](auto vx) {
+      using T = typename decltype(vx)::value_type;
+      const T* bias = ctx.has_input(2) ? ctx.input(2).data<T>().data() : nullptr;
+      return Tensor(out_shape, planar::conv<T>(*g2, n, group, m, vx.data(), w.data<T>().data(), bias));
+    }));
+  }
+  // For every (kernel offset, output position): the input offset, or -1 in the padding.
   std::vector<std::int64_t> source(static_cast<std::size_t>(table_size));
   {
     const Shape in_strides = strides_of(in);
@@ -65,7 +77,7 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
       });
     });
   }
-  return {visit_float(ctx, x, [&](auto vx) {
+  return single_output(visit_float(ctx, x, [&](auto vx) {
     using T = typename decltype(vx)::value_type;
     const auto vw = w.data<T>();
     std::vector<T> y(element_count(out_shape));
@@ -94,7 +106,7 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
         }
     }
     return Tensor(out_shape, std::move(y));
-  })};
+  }));
 }
 
 }  // namespace onelearn::onnx::ops

@@ -121,7 +121,7 @@ inline std::vector<Tensor> conv_transpose(const NodeContext& ctx) {
       }
     }
   }
-  return {detail::from_doubles(x.dtype(), y_shape, y)};
+  return single_output(detail::from_doubles(x.dtype(), y_shape, y));
 }
 
 }  // namespace onelearn::onnx::ops

@@ -30,11 +30,11 @@ std::vector<Tensor> same_type_binary(const NodeContext& ctx, F f) {
              " and " + to_string(b.dtype()));
   }
   const Shape out = broadcast_shape(ctx, a.shape(), b.shape());
-  return {visit_numeric(ctx, a, [&](auto va) {
+  return single_output(visit_numeric(ctx, a, [&](auto va) {
     using T = typename decltype(va)::value_type;
     return Tensor(out, broadcast_apply<T>(out, a.shape(), va, b.shape(), b.data<T>(),
                                           [&](T x, T y) { return f(x, y); }));
-  })};
+  }));
 }
 
 /// `op(x, y)`; for integers in two's complement arithmetic that wraps around on overflow, as
@@ -79,7 +79,7 @@ inline std::vector<Tensor> pow(const NodeContext& ctx) {
   const Tensor& b = ctx.input(1);
   const Shape out = broadcast_shape(ctx, a.shape(), b.shape());
   constexpr TypeSet pow_types = types::floats | TypeSet{DataType::int64, DataType::int32};
-  return {visit_types<pow_types>(ctx, a, [&](auto va) {
+  return single_output(visit_types<pow_types>(ctx, a, [&](auto va) {
     using T = typename decltype(va)::value_type;
     return visit_types<pow_types>(ctx, b, [&](auto vb) {
       using E = typename decltype(vb)::value_type;
@@ -100,7 +100,7 @@ inline std::vector<Tensor> pow(const NodeContext& ctx) {
                       }
                     }));
     });
-  })};
+  }));
 }
 
 namespace detail {
@@ -109,20 +109,20 @@ template <class F>
 std::vector<Tensor> float_unary(const NodeContext& ctx, F f) {
   expect_inputs(ctx, 1, 1);
   const Tensor& x = ctx.input(0);
-  return {visit_float(ctx, x, [&](auto v) {
+  return single_output(visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
-    return map_values<T>(x, v, [&](T e) { return static_cast<T>(f(e)); });
-  })};
+    return map_input_values<T>(ctx, 0, v, [&](T e) { return static_cast<T>(f(e)); });
+  }));
 }
 
 template <class F>
 std::vector<Tensor> numeric_unary(const NodeContext& ctx, F f) {
   expect_inputs(ctx, 1, 1);
   const Tensor& x = ctx.input(0);
-  return {visit_numeric(ctx, x, [&](auto v) {
+  return single_output(visit_numeric(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
-    return map_values<T>(x, v, [&](T e) { return static_cast<T>(f(e)); });
-  })};
+    return map_input_values<T>(ctx, 0, v, [&](T e) { return static_cast<T>(f(e)); });
+  }));
 }
 
 }  // namespace detail
@@ -151,7 +151,7 @@ inline std::vector<Tensor> abs(const NodeContext& ctx) {
 inline std::vector<Tensor> clip(const NodeContext& ctx) {
   expect_inputs(ctx, 1, ctx.opset() < 11 ? 1 : 3);
   const Tensor& x = ctx.input(0);
-  return {visit_numeric(ctx, x, [&](auto v) {
+  return single_output(visit_numeric(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     T lo = std::numeric_limits<T>::lowest();
     T hi = std::numeric_limits<T>::max();
@@ -173,7 +173,7 @@ inline std::vector<Tensor> clip(const NodeContext& ctx) {
       hi = bound(2, hi);
     }
     return map_values<T>(x, v, [&](T e) { return std::min(std::max(e, lo), hi); });
-  })};
+  }));
 }
 
 /// Min, Max, Sum, Mean: the inputs (one or more, one element type) broadcast together and
@@ -217,21 +217,21 @@ T nan_aware_max(T x, T y) {
 }  // namespace detail
 
 inline std::vector<Tensor> min(const NodeContext& ctx) {
-  return {detail::variadic<types::numbers>(ctx, [](auto x, auto y) { return detail::nan_aware_min(x, y); })};
+  return single_output(detail::variadic<types::numbers>(ctx, [](auto x, auto y) { return detail::nan_aware_min(x, y); }));
 }
 inline std::vector<Tensor> max(const NodeContext& ctx) {
-  return {detail::variadic<types::numbers>(ctx, [](auto x, auto y) { return detail::nan_aware_max(x, y); })};
+  return single_output(detail::variadic<types::numbers>(ctx, [](auto x, auto y) { return detail::nan_aware_max(x, y); }));
 }
 inline std::vector<Tensor> sum(const NodeContext& ctx) {
-  return {detail::variadic<types::floats>(ctx, [](auto x, auto y) { return x + y; })};
+  return single_output(detail::variadic<types::floats>(ctx, [](auto x, auto y) { return x + y; }));
 }
 inline std::vector<Tensor> mean(const NodeContext& ctx) {
   Tensor total = detail::variadic<types::floats>(ctx, [](auto x, auto y) { return x + y; });
   const auto n = static_cast<double>(ctx.input_count());
-  return {visit_float(ctx, total, [&](auto v) {
+  return single_output(visit_float(ctx, total, [&](auto v) {
     using T = typename decltype(v)::value_type;
     return map_values<T>(total, v, [&](T e) { return static_cast<T>(e / static_cast<T>(n)); });
-  })};
+  }));
 }
 
 /// Mod: integer remainder with the divisor's sign (fmod = 0), or C's fmod (fmod = 1, which

@@ -27,12 +27,12 @@ inline std::vector<Tensor> shape(const NodeContext& ctx) {
   std::vector<std::int64_t> v;
   for (std::int64_t i = start; i < end; ++i) v.push_back(s[static_cast<std::size_t>(i)]);
   const auto n = static_cast<std::int64_t>(v.size());
-  return {Tensor(Shape{n}, std::move(v))};
+  return single_output(Tensor(Shape{n}, std::move(v)));
 }
 
 inline std::vector<Tensor> size(const NodeContext& ctx) {
   expect_inputs(ctx, 1, 1);
-  return {Tensor(Shape{}, std::vector<std::int64_t>{static_cast<std::int64_t>(ctx.input(0).size())})};
+  return single_output(Tensor(Shape{}, std::vector<std::int64_t>{static_cast<std::int64_t>(ctx.input(0).size())}));
 }
 
 /// ConstantOfShape: a tensor of the shape input filled with `value` (a one-element tensor
@@ -48,7 +48,7 @@ inline std::vector<Tensor> constant_of_shape(const NodeContext& ctx) {
   Tensor y(value.dtype(), shape);  // checks the size before allocating
   const std::size_t es = y.element_bytes();
   for (std::size_t i = 0; i < y.size(); ++i) std::memcpy(y.mutable_bytes() + i * es, value.bytes(), es);
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// Range: start, start + delta, ... below limit (above it for a negative delta).
@@ -60,7 +60,7 @@ inline std::vector<Tensor> range(const NodeContext& ctx) {
   if (s.dtype() != l.dtype() || s.dtype() != d.dtype()) ctx.fail("inputs must have one element type");
   if (s.size() != 1 || l.size() != 1 || d.size() != 1) ctx.fail_shape("inputs must be scalars");
   constexpr TypeSet range_types = types::floats | TypeSet{DataType::int64, DataType::int32};
-  return {visit_types<range_types>(ctx, s, [&](auto vs) {
+  return single_output(visit_types<range_types>(ctx, s, [&](auto vs) {
     using T = typename decltype(vs)::value_type;
     const T start = vs[0], limit = l.data<T>()[0], delta = d.data<T>()[0];
     if (delta == 0) ctx.fail("delta must not be 0");
@@ -75,7 +75,7 @@ inline std::vector<Tensor> range(const NodeContext& ctx) {
       out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
     }
     return y;
-  })};
+  }));
 }
 
 /// EyeLike: ones on diagonal k of a 2-d tensor of the input's shape, of `dtype` (the input's
@@ -99,7 +99,7 @@ inline std::vector<Tensor> eye_like(const NodeContext& ctx) {
     }
     return 0;
   });
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// NonZero: the indices of the nonzero elements, one row per dimension (int64).
@@ -122,8 +122,8 @@ inline std::vector<Tensor> non_zero(const NodeContext& ctx) {
       rest %= s[d];
     }
   }
-  return {Tensor(Shape{static_cast<std::int64_t>(r), static_cast<std::int64_t>(hits.size())},
-                 std::move(out))};
+  return single_output(Tensor(Shape{static_cast<std::int64_t>(r), static_cast<std::int64_t>(hits.size())},
+                 std::move(out)));
 }
 
 /// OneHot: along `axis`, values[1] where the index matches, values[0] elsewhere; negative
@@ -164,7 +164,7 @@ inline std::vector<Tensor> one_hot(const NodeContext& ctx) {
       }
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 namespace detail {
@@ -198,13 +198,13 @@ inline std::vector<Tensor> cast(const NodeContext& ctx) {
   } else {
     to = data_type_from_onnx(static_cast<std::int32_t>(ctx.get_int("to", 1)), ctx.where());
   }
-  return {detail::cast_to(ctx, ctx.input(0), to)};
+  return single_output(detail::cast_to(ctx, ctx.input(0), to));
 }
 
 /// CastLike: Cast to the second input's element type.
 inline std::vector<Tensor> cast_like(const NodeContext& ctx) {
   expect_inputs(ctx, 2, 2);
-  return {detail::cast_to(ctx, ctx.input(0), ctx.input(1).dtype())};
+  return single_output(detail::cast_to(ctx, ctx.input(0), ctx.input(1).dtype()));
 }
 
 }  // namespace onelearn::onnx::ops

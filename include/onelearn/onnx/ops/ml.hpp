@@ -166,7 +166,7 @@ inline std::vector<Tensor> linear_regressor(const NodeContext& ctx) {
   if (targets <= 0) ctx.fail("attribute 'targets' must be positive");
   std::vector<double> z = detail::linear_scores(ctx, x, rows, cols, targets);
   detail::post_transform(ctx, ctx.get_string("post_transform", "NONE"), z, rows, targets);
-  return {Tensor(Shape{rows, targets}, detail::to_float(z))};
+  return single_output(Tensor(Shape{rows, targets}, detail::to_float(z)));
 }
 
 /// Scaler: Y = (X - offset) * scale, offset and scale of one value or one per feature.
@@ -193,7 +193,7 @@ inline std::vector<Tensor> scaler(const NodeContext& ctx) {
       const double s = scale.empty() ? 1.0 : scale[scale.size() == 1 ? 0 : jj];
       y[k] = static_cast<float>((x[k] - o) * s);
     }
-  return {Tensor(in.shape(), std::move(y))};
+  return single_output(Tensor(in.shape(), std::move(y)));
 }
 
 }  // namespace onelearn::onnx::ops

@@ -116,7 +116,7 @@ inline std::vector<Tensor> transpose(const NodeContext& ctx) {
     out[i] = x.shape()[static_cast<std::size_t>(perm[i])];
     strides[i] = in_strides[static_cast<std::size_t>(perm[i])];
   }
-  return {detail::strided_copy(x, out, strides, 0)};
+  return single_output(detail::strided_copy(x, out, strides, 0));
 }
 
 inline std::vector<Tensor> concat(const NodeContext& ctx) {
@@ -141,7 +141,7 @@ inline std::vector<Tensor> concat(const NodeContext& ctx) {
     out[axis] += t.shape()[axis];
     parts.push_back(&t);
   }
-  return {detail::concat_bytes(parts, out, axis)};
+  return single_output(detail::concat_bytes(parts, out, axis));
 }
 
 /// Slice: starts, ends (clamped as numpy does), axes, steps; attributes before opset 10,
@@ -200,7 +200,7 @@ inline std::vector<Tensor> slice(const NodeContext& ctx) {
     strides[a] = in_strides[a] * step;
     if (count > 0) offset += start * in_strides[a];
   }
-  return {detail::strided_copy(x, out, strides, offset)};
+  return single_output(detail::strided_copy(x, out, strides, offset));
 }
 
 /// Split: into equal parts (one per output), or by `split` (an attribute before opset 13, an
@@ -257,7 +257,7 @@ inline std::vector<Tensor> expand(const NodeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Shape target = int_values(ctx, ctx.input(1), "shape");
   const Shape out = broadcast_shape(ctx, x.shape(), target);
-  return {detail::broadcast_to(x, out)};
+  return single_output(detail::broadcast_to(x, out));
 }
 
 /// Tile: the input repeated repeats[d] times along each dimension d.
@@ -281,7 +281,7 @@ inline std::vector<Tensor> tile(const NodeContext& ctx) {
     out.push_back(o);
   }
   element_count(out);
-  return {detail::strided_copy(x, view, strides, 0).reshaped(out)};
+  return single_output(detail::strided_copy(x, view, strides, 0).reshaped(out));
 }
 
 /// Gather: data[..., indices[...], ...] along `axis`.
@@ -298,7 +298,7 @@ inline std::vector<Tensor> gather(const NodeContext& ctx) {
   out.insert(out.end(), idx.shape().begin(), idx.shape().end());
   out.insert(out.end(), x.shape().begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.shape().end());
   Tensor y(x.dtype(), out);
-  if (y.size() == 0) return {y};
+  if (y.size() == 0) return single_output(std::move(y));
   const std::size_t es = x.element_bytes();
   const auto outer = static_cast<std::size_t>(product(x.shape(), 0, axis));
   const auto chunk = static_cast<std::size_t>(product(x.shape(), axis + 1, x.rank())) * es;
@@ -311,7 +311,7 @@ inline std::vector<Tensor> gather(const NodeContext& ctx) {
       dst += chunk;
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// GatherElements: out[i...] = data[i with i[axis] replaced by indices[i...]].
@@ -347,7 +347,7 @@ inline std::vector<Tensor> gather_elements(const NodeContext& ctx) {
       pos[d] = 0;
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// GatherND with batch_dims.
@@ -385,7 +385,7 @@ inline std::vector<Tensor> gather_nd(const NodeContext& ctx) {
       dst += chunk;
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// Where: condition ? X : Y, the three broadcast together.
@@ -406,7 +406,7 @@ inline std::vector<Tensor> where(const NodeContext& ctx) {
   for (std::size_t i = 0; i < cond.size(); ++i) {
     if (cond[i]) std::memcpy(dst + i * es, ca.bytes() + i * es, es);
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// Trilu: keeps the lower (upper = 0) or upper triangle of the last two dimensions, shifted by
@@ -437,7 +437,7 @@ inline std::vector<Tensor> trilu(const NodeContext& ctx) {
       }
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// DepthToSpace (DCR or CRD mode) and SpaceToDepth: a reshape, a transpose and a reshape.
@@ -459,7 +459,7 @@ inline std::vector<Tensor> depth_to_space(const NodeContext& ctx) {
     shape[i] = view[static_cast<std::size_t>(perm[i])];
     strides[i] = vs[static_cast<std::size_t>(perm[i])];
   }
-  return {detail::strided_copy(x, shape, strides, 0).reshaped({n, oc, h * bs, w * bs})};
+  return single_output(detail::strided_copy(x, shape, strides, 0).reshaped({n, oc, h * bs, w * bs}));
 }
 
 inline std::vector<Tensor> space_to_depth(const NodeContext& ctx) {
@@ -477,7 +477,7 @@ inline std::vector<Tensor> space_to_depth(const NodeContext& ctx) {
     shape[i] = view[static_cast<std::size_t>(perm[i])];
     strides[i] = vs[static_cast<std::size_t>(perm[i])];
   }
-  return {detail::strided_copy(x, shape, strides, 0).reshaped({n, c * bs * bs, h / bs, w / bs})};
+  return single_output(detail::strided_copy(x, shape, strides, 0).reshaped({n, c * bs * bs, h / bs, w / bs}));
 }
 
 /// Compress: the slices along `axis` (or of the flattened input) whose condition is true.
@@ -514,7 +514,7 @@ inline std::vector<Tensor> compress(const NodeContext& ctx) {
       dst += chunk;
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 /// ReverseSequence: reverses the first sequence_lens[b] steps of each batch entry.
@@ -547,7 +547,7 @@ inline std::vector<Tensor> reverse_sequence(const NodeContext& ctx) {
       pos[d] = 0;
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 }  // namespace onelearn::onnx::ops

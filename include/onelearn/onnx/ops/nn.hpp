@@ -129,7 +129,7 @@ inline std::vector<Tensor> instance_normalization(const NodeContext& ctx) {
   for (std::size_t k = 0; k < v.size(); ++k) {
     y[k] = (v[k] - mean[g.of[k]]) / std::sqrt(var[g.of[k]] + eps) * scale[k] + bias[k];
   }
-  return {detail::from_doubles(x.dtype(), x.shape(), y)};
+  return single_output(detail::from_doubles(x.dtype(), x.shape(), y));
 }
 
 /// MeanVarianceNormalization: (X - mean) / (std + 1e-9) over `axes` (default 0, 2, 3).
@@ -148,7 +148,7 @@ inline std::vector<Tensor> mean_variance_normalization(const NodeContext& ctx) {
   for (std::size_t k = 0; k < v.size(); ++k) {
     y[k] = (v[k] - mean[g.of[k]]) / (std::sqrt(var[g.of[k]]) + 1e-9);
   }
-  return {detail::from_doubles(x.dtype(), x.shape(), y)};
+  return single_output(detail::from_doubles(x.dtype(), x.shape(), y));
 }
 
 /// LRN: x / (bias + alpha / size * sum of squares over `size` neighbouring channels)^beta.
@@ -180,7 +180,7 @@ inline std::vector<Tensor> lrn(const NodeContext& ctx) {
       }
     }
   }
-  return {detail::from_doubles(x.dtype(), x.shape(), y)};
+  return single_output(detail::from_doubles(x.dtype(), x.shape(), y));
 }
 
 namespace detail {
@@ -234,8 +234,8 @@ inline std::vector<Tensor> nll_loss(const NodeContext& ctx) {
   expect_inputs(ctx, 2, 3);
   const Tensor& x = ctx.input(0);
   visit_float(ctx, x, [](auto) { return 0; });
-  return {detail::nll(ctx, x.shape(), x.dtype(), detail::as_doubles(ctx, x), ctx.input(1),
-                      ctx.has_input(2) ? &ctx.input(2) : nullptr)};
+  return single_output(detail::nll(ctx, x.shape(), x.dtype(), detail::as_doubles(ctx, x), ctx.input(1),
+                      ctx.has_input(2) ? &ctx.input(2) : nullptr));
 }
 
 /// SoftmaxCrossEntropyLoss: NLL of the log-softmax over axis 1; the log-probabilities are the

@@ -86,7 +86,7 @@ inline std::vector<Tensor> pad(const NodeContext& ctx) {
       pos[d] = 0;
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 }  // namespace onelearn::onnx::ops

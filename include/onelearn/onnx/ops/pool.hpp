@@ -1,15 +1,18 @@
 #pragma once
 // Pooling: MaxPool (strides, pads, dilations, auto_pad, ceil_mode, optional int64 Indices output
 // with storage_order), AveragePool (count_include_pad, ceil_mode, auto_pad), GlobalAveragePool,
-// GlobalMaxPool. Any number of spatial dimensions; float32 and float64.
+// GlobalMaxPool. Any number of spatial dimensions; float32 and float64. Images (two spatial
+// dimensions) run on the networks' 2-D pool kernels (planar.hpp) where those cover the window.
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "onelearn/onnx/ops/common.hpp"
+#include "onelearn/onnx/ops/planar.hpp"
 #include "onelearn/onnx/ops/window.hpp"
 
 namespace onelearn::onnx::ops {
@@ -20,6 +23,9 @@ struct PoolSetup {
   Window win;
   std::int64_t planes = 0, isize = 0, osize = 0;
   Shape out_shape;
+  /// The 2-D geometry when the window is one the 2-D kernels pool as ONNX does: two spatial
+  /// dimensions, no dilation, every window on the image and inside the padded image.
+  std::optional<planar::WindowGeometry> image;
 };
 
 inline PoolSetup pool_setup(const NodeContext& ctx, const Tensor& x) {
@@ -34,6 +40,10 @@ inline PoolSetup pool_setup(const NodeContext& ctx, const Tensor& x) {
   s.osize = product(s.win.out, 0, in.size());
   s.out_shape = {x.shape()[0], x.shape()[1]};
   s.out_shape.insert(s.out_shape.end(), s.win.out.begin(), s.win.out.end());
+  s.image = planar::geometry(s.win, x.shape()[1]);
+  if (s.image && !(planar::windows_touch_image(*s.image) && planar::windows_inside_padding(*s.image))) {
+    s.image.reset();
+  }
   return s;
 }
 
@@ -93,6 +103,9 @@ inline std::vector<Tensor> max_pool(const NodeContext& ctx) {
   const bool want_indices = ctx.wants_output(1);
   return visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
+    if (s.image && !want_indices) {
+      return std::vector<Tensor>{Tensor(s.out_shape, planar::max_pool<T>(*s.image, s.planes, v.data()))};
+    }
     const auto n = element_count(s.out_shape);
     std::vector<T> y(n, -std::numeric_limits<T>::infinity());
     std::vector<std::int64_t> argmax(want_indices ? n : 0, 0);
@@ -135,8 +148,11 @@ inline std::vector<Tensor> average_pool(const NodeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const detail::PoolSetup s = detail::pool_setup(ctx, x);
   const bool include_pad = ctx.get_int("count_include_pad", 0) != 0;
-  return {visit_float(ctx, x, [&](auto v) {
+  return single_output(visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
+    if (s.image) {
+      return Tensor(s.out_shape, planar::average_pool<T>(*s.image, include_pad, s.planes, v.data()));
+    }
     std::vector<T> y(element_count(s.out_shape), T{0});
     if (s.planes > 0) detail::for_each_window(s.win, [&](std::int64_t o, const std::vector<std::int64_t>& cells,
                                        std::int64_t padded) {
@@ -149,7 +165,7 @@ inline std::vector<Tensor> average_pool(const NodeContext& ctx) {
       }
     });
     return Tensor(s.out_shape, std::move(y));
-  })};
+  }));
 }
 
 namespace detail {
@@ -163,12 +179,12 @@ std::vector<Tensor> global_pool(const NodeContext& ctx, Reduce reduce) {
   out[1] = x.shape()[1];
   const auto planes = static_cast<std::size_t>(out[0] * out[1]);
   const auto size = static_cast<std::size_t>(product(x.shape(), 2, x.rank()));
-  return {visit_float(ctx, x, [&](auto v) {
+  return single_output(visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     std::vector<T> y(planes);
     for (std::size_t p = 0; p < planes; ++p) y[p] = reduce(v.subspan(p * size, size));
     return Tensor(out, std::move(y));
-  })};
+  }));
 }
 
 }  // namespace detail

@@ -54,7 +54,7 @@ inline std::vector<Tensor> quantize_linear(const NodeContext& ctx) {
                                 : v[k] / scale[at[k]];
     q[k] = std::clamp(std::nearbyint(ratio) + zp[at[k]], lo, hi);
   }
-  return {detail::from_doubles(out, x.shape(), q)};
+  return single_output(detail::from_doubles(out, x.shape(), q));
 }
 
 inline std::vector<Tensor> dequantize_linear(const NodeContext& ctx) {
@@ -68,7 +68,7 @@ inline std::vector<Tensor> dequantize_linear(const NodeContext& ctx) {
   const auto at = detail::parameter_index(ctx, x.shape(), ctx.input(1));
   std::vector<double> y(v.size());
   for (std::size_t k = 0; k < v.size(); ++k) y[k] = (v[k] - zp[at[k]]) * scale[at[k]];
-  return {detail::from_doubles(ctx.input(1).dtype(), x.shape(), y)};
+  return single_output(detail::from_doubles(ctx.input(1).dtype(), x.shape(), y));
 }
 
 inline std::vector<Tensor> dynamic_quantize_linear(const NodeContext& ctx) {

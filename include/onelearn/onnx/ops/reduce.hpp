@@ -115,7 +115,7 @@ inline std::vector<Tensor> reduce_op(const NodeContext& ctx, std::int64_t axes_i
   const Tensor& x = ctx.input(0);
   const auto reduce = reduced_axes(ctx, x.rank(), ctx.opset() >= axes_input_from);
   if (x.size() == 0) ctx.fail_shape("cannot reduce an empty tensor");
-  return {reduce_with(ctx, x, reduce, ctx.get_int("keepdims", 1) != 0, f)};
+  return single_output(reduce_with(ctx, x, reduce, ctx.get_int("keepdims", 1) != 0, f));
 }
 
 inline double sum_of(std::span<const double> v) { return std::accumulate(v.begin(), v.end(), 0.0); }
@@ -206,7 +206,7 @@ inline std::vector<Tensor> arg_extreme(const NodeContext& ctx, bool want_max) {
     }
     return 0;
   });
-  return {Tensor(out, std::move(y))};
+  return single_output(Tensor(out, std::move(y)));
 }
 
 }  // namespace detail
@@ -228,7 +228,7 @@ inline std::vector<Tensor> cumsum(const NodeContext& ctx) {
   const auto n = static_cast<std::size_t>(x.shape()[axis]);
   const auto inner = static_cast<std::size_t>(product(x.shape(), axis + 1, x.rank()));
   constexpr TypeSet cumsum_types = types::floats | TypeSet{DataType::int64, DataType::int32};
-  return {visit_types<cumsum_types>(ctx, x, [&](auto v) {
+  return single_output(visit_types<cumsum_types>(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     std::vector<T> y(v.size());
     for (std::size_t o = 0; o < outer; ++o) {
@@ -248,7 +248,7 @@ inline std::vector<Tensor> cumsum(const NodeContext& ctx) {
       }
     }
     return Tensor(x.shape(), std::move(y));
-  })};
+  }));
 }
 
 /// TopK: the k largest (or smallest) along `axis`, sorted, with their int64 indices; ties go
@@ -310,7 +310,7 @@ inline std::vector<Tensor> hardmax(const NodeContext& ctx) {
                                   : static_cast<std::size_t>(x.shape()[axis]);
   const auto inner = ctx.opset() < 13 ? std::size_t{1}
                                       : static_cast<std::size_t>(product(x.shape(), axis + 1, x.rank()));
-  return {visit_float(ctx, x, [&](auto v) {
+  return single_output(visit_float(ctx, x, [&](auto v) {
     using T = typename decltype(v)::value_type;
     std::vector<T> y(v.size(), T{0});
     for (std::size_t o = 0; o < outer && n > 0; ++o) {
@@ -322,7 +322,7 @@ inline std::vector<Tensor> hardmax(const NodeContext& ctx) {
       }
     }
     return Tensor(x.shape(), std::move(y));
-  })};
+  }));
 }
 
 }  // namespace onelearn::onnx::ops

@@ -184,7 +184,7 @@ inline std::vector<Tensor> resize(const NodeContext& ctx) {
     if (ctx.has_input(3) && ctx.input(3).size() > 0) sizes = int_values(ctx, ctx.input(3), "sizes");
     if (scales.empty() == sizes.empty()) ctx.fail("exactly one of scales and sizes must be given");
   }
-  return {detail::resize_impl(ctx, x, o, scales, sizes, roi)};
+  return single_output(detail::resize_impl(ctx, x, o, scales, sizes, roi));
 }
 
 /// Upsample: nearest or linear, asymmetric coordinates; scales an attribute (opset 7) or an
@@ -203,7 +203,7 @@ inline std::vector<Tensor> upsample(const NodeContext& ctx) {
     expect_inputs(ctx, 2, 2);
     scales = detail::float_values(ctx, ctx.input(1));
   }
-  return {detail::resize_impl(ctx, x, o, scales, {}, {})};
+  return single_output(detail::resize_impl(ctx, x, o, scales, {}, {}));
 }
 
 }  // namespace onelearn::onnx::ops

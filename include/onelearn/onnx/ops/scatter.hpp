@@ -73,7 +73,7 @@ inline std::vector<Tensor> scatter_elements(const NodeContext& ctx) {
   }
   Tensor y = x;
   for (std::size_t k = 0; k < targets.size(); ++k) detail::scatter_into(ctx, y, targets[k], updates, k, reduction);
-  return {y};
+  return single_output(std::move(y));
 }
 
 inline std::vector<Tensor> scatter_nd(const NodeContext& ctx) {
@@ -109,7 +109,7 @@ inline std::vector<Tensor> scatter_nd(const NodeContext& ctx) {
       detail::scatter_into(ctx, y, static_cast<std::size_t>(at) + c, updates, j * chunk + c, reduction);
     }
   }
-  return {y};
+  return single_output(std::move(y));
 }
 
 }  // namespace onelearn::onnx::ops

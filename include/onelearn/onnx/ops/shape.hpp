@@ -14,7 +14,7 @@
 
 namespace onelearn::onnx::ops {
 
-inline std::vector<Tensor> identity(const NodeContext& ctx) { return {ctx.input(0)}; }
+inline std::vector<Tensor> identity(const NodeContext& ctx) { return single_output(take_input(ctx, 0)); }
 
 /// Dropout at inference is the identity, with an all-true mask (bool from opset 10; of the
 /// input's type, all ones, before). Training mode (random) is supported only with ratio 0.
@@ -41,7 +41,7 @@ inline std::vector<Tensor> dropout(const NodeContext& ctx) {
                               ctx.where() + ": training mode with a ratio above 0 is random");
     }
   }
-  if (!ctx.wants_output(1)) return {x};
+  if (!ctx.wants_output(1)) return single_output(x);
   if (ctx.opset() >= 10) return {x, Tensor::filled<boolean>(x.shape(), true)};
   return {x, visit_numeric(ctx, x, [&](auto v) {
             using T = typename decltype(v)::value_type;
@@ -58,7 +58,8 @@ inline std::vector<Tensor> flatten(const NodeContext& ctx) {
   }
   if (axis < 0) axis += rank;
   const auto a = static_cast<std::size_t>(axis);
-  return {x.reshaped({product(x.shape(), 0, a), product(x.shape(), a, x.rank())})};
+  const Shape out{product(x.shape(), 0, a), product(x.shape(), a, x.rank())};
+  return single_output(take_input(ctx, 0).reshaped(out));
 }
 
 inline std::vector<Tensor> reshape(const NodeContext& ctx) {
@@ -104,7 +105,7 @@ inline std::vector<Tensor> reshape(const NodeContext& ctx) {
   if (element_count(target) != x.size()) {
     ctx.fail_shape("cannot reshape " + shape_string(x.shape()) + " to " + shape_string(target));
   }
-  return {x.reshaped(target)};
+  return single_output(take_input(ctx, 0).reshaped(target));
 }
 
 namespace detail {
@@ -141,7 +142,7 @@ inline std::vector<Tensor> squeeze(const NodeContext& ctx) {
   Shape out;
   for (std::size_t d = 0; d < x.rank(); ++d)
     if (drop.count(d) == 0) out.push_back(x.shape()[d]);
-  return {x.reshaped(out)};
+  return single_output(take_input(ctx, 0).reshaped(out));
 }
 
 inline std::vector<Tensor> unsqueeze(const NodeContext& ctx) {
@@ -156,27 +157,27 @@ inline std::vector<Tensor> unsqueeze(const NodeContext& ctx) {
   Shape out;
   std::size_t next = 0;
   for (std::size_t d = 0; d < r; ++d) out.push_back(added.count(d) != 0 ? 1 : x.shape()[next++]);
-  return {x.reshaped(out)};
+  return single_output(take_input(ctx, 0).reshaped(out));
 }
 
 /// Constant: `value` (a tensor), or value_float(s) / value_int(s) (opset 12).
 inline std::vector<Tensor> constant(const NodeContext& ctx) {
   if (const auto* a = ctx.attribute("value")) {
-    return {tensor_from_proto(a->t(), ctx.where() + ": attribute 'value'")};
+    return single_output(tensor_from_proto(a->t(), ctx.where() + ": attribute 'value'"));
   }
-  if (const auto* a = ctx.attribute("value_float")) return {Tensor(Shape{}, std::vector<float>{a->f()})};
+  if (const auto* a = ctx.attribute("value_float")) return single_output(Tensor(Shape{}, std::vector<float>{a->f()}));
   if (const auto* a = ctx.attribute("value_int")) {
-    return {Tensor(Shape{}, std::vector<std::int64_t>{a->i()})};
+    return single_output(Tensor(Shape{}, std::vector<std::int64_t>{a->i()}));
   }
   if (const auto* a = ctx.attribute("value_floats")) {
     std::vector<float> v(a->floats().begin(), a->floats().end());
     const auto n = static_cast<std::int64_t>(v.size());
-    return {Tensor(Shape{n}, std::move(v))};
+    return single_output(Tensor(Shape{n}, std::move(v)));
   }
   if (const auto* a = ctx.attribute("value_ints")) {
     std::vector<std::int64_t> v(a->ints().begin(), a->ints().end());
     const auto n = static_cast<std::int64_t>(v.size());
-    return {Tensor(Shape{n}, std::move(v))};
+    return single_output(Tensor(Shape{n}, std::move(v)));
   }
   if (ctx.has("sparse_value")) ctx.unsupported_attribute("sparse_value (sparse tensors)");
   if (ctx.has("value_string") || ctx.has("value_strings")) {

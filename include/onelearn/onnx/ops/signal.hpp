@@ -29,7 +29,7 @@ inline std::vector<Tensor> cosine_window(const NodeContext& ctx, double a0, doub
     const double t = 2 * std::numbers::pi * static_cast<double>(i) / n;
     w[i] = a0 - a1 * std::cos(t) + a2 * std::cos(2 * t);
   }
-  return {from_doubles(type, Shape{size}, w)};
+  return single_output(from_doubles(type, Shape{size}, w));
 }
 
 }  // namespace detail

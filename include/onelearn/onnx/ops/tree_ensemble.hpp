@@ -211,7 +211,7 @@ inline std::vector<Tensor> tree_ensemble_regressor(const NodeContext& ctx) {
     }
   }
   detail::post_transform(ctx, ctx.get_string("post_transform", "NONE"), z, rows, targets);
-  return {Tensor(Shape{rows, targets}, detail::to_float(z))};
+  return single_output(Tensor(Shape{rows, targets}, detail::to_float(z)));
 }
 
 inline std::vector<Tensor> tree_ensemble_classifier(const NodeContext& ctx) {

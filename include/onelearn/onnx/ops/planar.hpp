@@ -1,0 +1,142 @@
+#pragma once
+// Conv, MaxPool and AveragePool over two spatial dimensions (images: N, C, H, W), run on the
+// kernels nn::Conv2D and the pooling layers train with (nn/detail/im2col.hpp, gemm.hpp,
+// pool.hpp), with the samples (or planes) of a batch cut over OpenMP threads.
+//
+// Why: the executor's N-dimensional forms (conv.hpp, pool.hpp) walk every window through index
+// vectors and multiply one sample at a time with a fresh Eigen product; on bench/'s cnn network
+// (batch 64, this repository's 2-core machine) they took 29 ms a batch, onnxruntime 1-2.6 ms.
+// Images are nearly every Conv and pool a real model has, so they take this path; other ranks,
+// and the cases the 2-D kernels do not cover (said at each entry point), keep the N-D forms,
+// which the backend tests check as before. Results equal the N-D forms' up to the order of the
+// sums in the products (tests/unit_onnx/test_onnx.cpp compares the two on random geometries).
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "onelearn/core/detail/parallel.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/nn/detail/gemm.hpp"
+#include "onelearn/nn/detail/im2col.hpp"
+#include "onelearn/nn/detail/pool.hpp"
+#include "onelearn/onnx/ops/window.hpp"
+
+namespace onelearn::onnx::ops::planar {
+
+using nn::detail::WindowGeometry;
+
+/// The 2-D geometry of `win` over images of `channels` channels, when it is 2-D.
+inline std::optional<WindowGeometry> geometry(const Window& win, std::int64_t channels) {
+  if (win.in.size() != 2) return std::nullopt;
+  WindowGeometry g;
+  g.channels = channels;
+  g.height = win.in[0];
+  g.width = win.in[1];
+  g.kh = win.kernel[0];
+  g.kw = win.kernel[1];
+  g.sh = win.strides[0];
+  g.sw = win.strides[1];
+  g.dh = win.dilations[0];
+  g.dw = win.dilations[1];
+  g.pad_top = win.pad_begin[0];
+  g.pad_left = win.pad_begin[1];
+  g.pad_bottom = win.pad_end[0];
+  g.pad_right = win.pad_end[1];
+  g.out_h = win.out[0];
+  g.out_w = win.out[1];
+  return g;
+}
+
+/// Every window holds at least one image position (a window wholly in the padding, which
+/// ceil_mode or a dilation can make, has no maximum for the 2-D pool kernels), and dilation 1
+/// (the pool kernels have none).
+inline bool windows_touch_image(const WindowGeometry& g) {
+  const auto touches = [](index_t pad, index_t kernel, index_t stride, index_t out, index_t in) {
+    return pad < kernel && (out - 1) * stride - pad < in;
+  };
+  return g.dh == 1 && g.dw == 1 && touches(g.pad_top, g.kh, g.sh, g.out_h, g.height) &&
+         touches(g.pad_left, g.kw, g.sw, g.out_w, g.width);
+}
+
+/// Threads get whole samples (or planes): `n` items cut into one chunk per thread.
+inline index_t grain_for(index_t n) {
+  return std::max<index_t>(1, (n + onelearn::detail::parallel_width() - 1) /
+                                  onelearn::detail::parallel_width());
+}
+
+/// y = conv(x, w) + bias for n images (any group count): per sample and group, im2col into a
+/// per-chunk buffer (nothing when the window is 1x1 / stride 1 / unpadded) and one GEMM that
+/// adds onto the output, which holds the bias first. `bias` may be null.
+///
+/// Not nn::Conv2D's direct kernels (nn/detail/direct_conv.hpp) for the "same" 3x3 case: on this
+/// repository's AVX2 machine they ran bench/'s cnn network at 9.5 ms a batch of 64 against
+/// im2col + GEMM's 7.7 ms (one thread); nn measured them faster on AVX-512 for training.
+template <class T>
+std::vector<T> conv(const WindowGeometry& g, index_t n, index_t group, index_t filters,
+                    const T* x, const T* w, const T* bias) {
+  const index_t cg = g.channels / group, mg = filters / group;
+  const index_t depth = cg * g.window_size(), positions = g.out_size();
+  std::vector<T> y(static_cast<std::size_t>(n * filters * positions));
+  const index_t grain = grain_for(n);
+  const bool identity = g.is_identity();
+  // Allocated here, not in the parallel loop, which must not throw.
+  std::vector<std::vector<T>> columns(
+      static_cast<std::size_t>(onelearn::detail::chunk_count(n, grain)),
+      std::vector<T>(identity ? 0 : static_cast<std::size_t>(depth * positions)));
+  onelearn::detail::for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
+    T* col = columns[static_cast<std::size_t>(chunk)].data();
+    for (index_t b = begin; b < end; ++b) {
+      T* yb = y.data() + b * filters * positions;
+      if (bias != nullptr) {
+        for (index_t f = 0; f < filters; ++f) std::fill_n(yb + f * positions, positions, bias[f]);
+      }
+      for (index_t k = 0; k < group; ++k) {
+        const T* image = x + (b * g.channels + k * cg) * g.in_size();
+        if (!identity) nn::detail::im2col(g, cg, image, col, positions);
+        nn::detail::gemm_accumulate<T>({w + k * mg * depth, mg, depth},
+                                       {identity ? image : col, depth, positions},
+                                       yb + k * mg * positions, positions);
+      }
+    }
+  });
+  return y;
+}
+
+/// Max over each window of `planes` images (the first maximum on ties, NaN where a window's
+/// first value is NaN, as the N-D form). Needs windows_touch_image(g).
+template <class T>
+std::vector<T> max_pool(const WindowGeometry& g, index_t planes, const T* x) {
+  std::vector<T> y(static_cast<std::size_t>(planes * g.out_size()));
+  // The 2-D kernel records where each maximum is (nn's backward needs it); here it is scratch.
+  std::vector<index_t> where(y.size());
+  onelearn::detail::for_each_chunk(planes, grain_for(planes), [&](index_t, index_t begin, index_t end) {
+    nn::detail::max_pool_forward(g, end - begin, x + begin * g.in_size(),
+                                 y.data() + begin * g.out_size(), where.data() + begin * g.out_size());
+  });
+  return y;
+}
+
+/// Mean over each window of `planes` images, dividing by the window's cells inside the image
+/// or (count_include_pad) by the window's size. Needs windows_touch_image(g) and, with
+/// count_include_pad, windows inside the padded image (no ceil_mode overhang: ONNX then counts
+/// only the padded cells, the 2-D kernel the whole window).
+template <class T>
+std::vector<T> average_pool(const WindowGeometry& g, bool count_include_pad, index_t planes,
+                            const T* x) {
+  std::vector<T> y(static_cast<std::size_t>(planes * g.out_size()));
+  onelearn::detail::for_each_chunk(planes, grain_for(planes), [&](index_t, index_t begin, index_t end) {
+    nn::detail::average_pool_forward(g, count_include_pad, end - begin, x + begin * g.in_size(),
+                                     y.data() + begin * g.out_size());
+  });
+  return y;
+}
+
+/// No window reaches past the padded image (ceil_mode can make the last one overhang).
+inline bool windows_inside_padding(const WindowGeometry& g) {
+  return (g.out_h - 1) * g.sh + g.kh <= g.height + g.pad_top + g.pad_bottom &&
+         (g.out_w - 1) * g.sw + g.kw <= g.width + g.pad_left + g.pad_right;
+}
+
+}  // namespace onelearn::onnx::ops::planar
