@@ -54,6 +54,7 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
     ctx.fail_shape("kernel x output positions overflow: " + std::to_string(ksize) + " x " +
                    std::to_string(osize));
   }
+  (void)element_count(out_shape);  // shape_error past 2^63 outputs, before any allocation
   if (const auto g2 = planar::geometry(win, c)) {
     return single_output(visit_float(ctx, x, [&](auto vx) {
       using T = typename decltype(vx)::value_type;

@@ -40,6 +40,7 @@ inline PoolSetup pool_setup(const NodeContext& ctx, const Tensor& x) {
   s.osize = product(s.win.out, 0, in.size());
   s.out_shape = {x.shape()[0], x.shape()[1]};
   s.out_shape.insert(s.out_shape.end(), s.win.out.begin(), s.win.out.end());
+  (void)element_count(s.out_shape);  // shape_error past 2^63 outputs, before any allocation
   s.image = planar::geometry(s.win, x.shape()[1]);
   if (s.image && !(planar::windows_touch_image(*s.image) && planar::windows_inside_padding(*s.image))) {
     s.image.reset();
