@@ -23,6 +23,11 @@
  * one float32 output "variable" of shape ("N", per-sample output shape...) holding what
  * Sequential::predict returns (raw outputs), metadata_props "estimator" = "Sequential",
  * "parameters" (the input shape and each layer with its settings) and "onelearn_version".
+ * With `{.precision = onnx::Precision::float64}` (a Sequential<double>'s numbers kept whole) the
+ * input, every weight and the output are double. The layers' own constants that ONNX holds in
+ * float32 attributes stay float32 (LeakyReLU's and ELU's alpha, BatchNormalization's epsilon):
+ * a double network whose constants are not float32 values then reproduces predict to about
+ * 1e-8 rather than 1e-12.
  *
  * Layers: each layer family's translation lives in its own header under onnx/layers/ (dense,
  * conv, pool, batch_normalization, reshape (Flatten, Reshape), dropout, embedding, activations),
@@ -91,9 +96,10 @@ std::string export_layer(GraphBuilder& b, const nn::Layer<T>& layer, const nn::S
 
 }  // namespace detail
 
-/// The built `model` as an ONNX ModelProto (see the top of this header).
+/// The built `model` as an ONNX ModelProto (see the top of this header); `{.precision =
+/// Precision::float64}` writes the input, every weight and the output as double.
 template <class T, exec::ExecutionPolicy Exec>
-::onnx::ModelProto to_proto(const nn::Sequential<T, Exec>& model) {
+::onnx::ModelProto to_proto(const nn::Sequential<T, Exec>& model, const ExportOptions& options = {}) {
   if (!model.is_built()) {
     throw not_fitted_error(
         "onnx::to_proto: expected a built nn::Sequential, found one that is not built; call "
@@ -112,9 +118,9 @@ template <class T, exec::ExecutionPolicy Exec>
   graph.set_name("Sequential");
   std::vector<std::int64_t> in_dims = {-1};
   for (const std::int64_t d : detail::dims_of(model.input_shape())) in_dims.push_back(d);
-  detail::set_value_info(*graph.add_input(), "X", ::onnx::TensorProto::FLOAT, in_dims);
+  GraphBuilder builder(graph, options.precision);
+  detail::set_value_info(*graph.add_input(), "X", builder.real_type(), in_dims);
 
-  GraphBuilder builder(graph);
   for (const char* reserved : {"X", "variable"}) builder.fresh(reserved);
   std::string x = "X";
   nn::Shape shape = model.input_shape();
@@ -133,7 +139,7 @@ template <class T, exec::ExecutionPolicy Exec>
   }
   std::vector<std::int64_t> out_dims = {-1};
   for (const std::int64_t d : detail::dims_of(shape)) out_dims.push_back(d);
-  detail::set_value_info(*graph.add_output(), "variable", ::onnx::TensorProto::FLOAT, out_dims);
+  detail::set_value_info(*graph.add_output(), "variable", builder.real_type(), out_dims);
 
   detail::add_metadata(proto, "estimator", "Sequential");
   detail::add_metadata(proto, "parameters", described);
@@ -144,8 +150,9 @@ template <class T, exec::ExecutionPolicy Exec>
 
 /// Exports the built `model` (to_proto) and writes it to `path` (temporary file + rename).
 template <class T, exec::ExecutionPolicy Exec>
-void save(const nn::Sequential<T, Exec>& model, const std::filesystem::path& path) {
-  save_proto(to_proto(model), path);
+void save(const nn::Sequential<T, Exec>& model, const std::filesystem::path& path,
+          const ExportOptions& options = {}) {
+  save_proto(to_proto(model, options), path);
 }
 
 }  // namespace onelearn::onnx

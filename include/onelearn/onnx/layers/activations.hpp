@@ -57,7 +57,7 @@ inline std::string export_activation(GraphBuilder& b, NnActivation kind, double 
     }
     case NnActivation::gelu: {
       // 0.5 x (1 + erf(x / sqrt 2)): opset 17 has no Gelu operator (opset 20 adds it).
-      const std::string sqrt2 = b.constant("sqrt2", {}, {std::numbers::sqrt2_v<float>});
+      const std::string sqrt2 = b.constant("sqrt2", {}, {std::numbers::sqrt2});
       const std::string one = b.constant("one", {}, {1.f});
       const std::string half = b.constant("half", {}, {0.5f});
       const std::string scaled = b.apply("Div", {x, sqrt2}, "gelu_scaled");
