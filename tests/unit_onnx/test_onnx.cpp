@@ -385,6 +385,16 @@ TEST_CASE("Images run on the 2-D kernels and give the N-dimensional form's resul
     g.dh = pick(1, 2);
     g.dw = pick(1, 2);
     for (int k = 0; k < 4; ++k) g.pads.push_back(std::min<std::int64_t>(pick(0, 2), (k % 2 == 0 ? g.kh : g.kw) - 1));
+    if (trial % 3 == 0) {
+      // Every third: the "same" convolution (one group, stride 1, padding (k - 1) x dilation),
+      // which runs on the direct kernels rather than im2col.
+      g.group = 1;
+      g.c = 2;
+      g.filters = 2 * pick(1, 2);
+      g.sh = g.sw = 1;
+      const std::int64_t th = (g.kh - 1) * g.dh, tw = (g.kw - 1) * g.dw;
+      g.pads = {th / 2, tw / 2, th - th / 2, tw - tw / 2};
+    }
     g.ceil_mode = pick(0, 1);
     g.count_include_pad = pick(0, 1);
     g.bias = pick(0, 1) == 1;

@@ -18,6 +18,7 @@
 
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/nn/detail/direct_conv.hpp"
 #include "onelearn/nn/detail/gemm.hpp"
 #include "onelearn/nn/detail/im2col.hpp"
 #include "onelearn/nn/detail/pool.hpp"
@@ -66,16 +67,73 @@ inline index_t grain_for(index_t n) {
                                   onelearn::detail::parallel_width());
 }
 
-/// y = conv(x, w) + bias for n images (any group count): per sample and group, im2col into a
-/// per-chunk buffer (nothing when the window is 1x1 / stride 1 / unpadded) and one GEMM that
-/// adds onto the output, which holds the bias first. `bias` may be null.
-///
-/// Not nn::Conv2D's direct kernels (nn/detail/direct_conv.hpp) for the "same" 3x3 case: on this
-/// repository's AVX2 machine they ran bench/'s cnn network at 9.5 ms a batch of 64 against
-/// im2col + GEMM's 7.7 ms (one thread); nn measured them faster on AVX-512 for training.
+/// The direct kernels' case (nn/detail/direct_conv.hpp), as nn::Conv2D takes it: one group,
+/// stride 1, and an output of the input's size (padding kh - 1 and kw - 1 in all, dilation
+/// included: the "same" 3x3 / pad 1 convolution).
+inline bool direct_applies(const WindowGeometry& g, index_t group) {
+  return group == 1 && !g.is_identity() && g.sh == 1 && g.sw == 1 &&
+         g.pad_top + g.pad_bottom == (g.kh - 1) * g.dh &&
+         g.pad_left + g.pad_right == (g.kw - 1) * g.dw;
+}
+
+/// conv for direct_applies(g, 1), as nn::Conv2D's forward: each sample's channels copied into
+/// zero-bordered planes where every kernel tap is a shifted contiguous run, the filters
+/// correlated over them in registers (no im2col matrix, no GEMM packing), the rows copied out
+/// with the bias.
+template <class T>
+std::vector<T> conv_direct(const WindowGeometry& g, index_t n, index_t filters, const T* x,
+                           const T* w, const T* bias) {
+  using DC = nn::detail::DirectConv<T>;
+  const index_t C = g.channels, H = g.height, W = g.width;
+  const index_t width = DC::plane_width(W, g.kw, g.dw);
+  const index_t plane = DC::plane_size(H, W, g.kh, g.kw, g.dh, g.dw);
+  const index_t positions = DC::positions(H, width);
+  std::vector<index_t> offsets;
+  for (index_t c = 0; c < C; ++c) {
+    for (index_t i = 0; i < g.kh; ++i) {
+      for (index_t j = 0; j < g.kw; ++j) offsets.push_back(c * plane + i * g.dh * width + j * g.dw);
+    }
+  }
+  std::vector<T> packed;
+  nn::detail::pack_correlate_weights(w, filters, C * g.window_size(), packed);
+  const index_t rows = static_cast<index_t>(packed.size()) / (C * g.window_size());
+  std::vector<T> y(static_cast<std::size_t>(n * filters * H * W));
+  const index_t grain = grain_for(n);
+  const auto chunks = static_cast<std::size_t>(onelearn::detail::chunk_count(n, grain));
+  // Per chunk, allocated before the parallel loop (which must not throw): the padded planes,
+  // zero where no image is ever copied, and the correlation's rows.
+  std::vector<std::vector<T>> padded(chunks, std::vector<T>(static_cast<std::size_t>(C * plane), T(0)));
+  std::vector<std::vector<T>> scratch(chunks, std::vector<T>(static_cast<std::size_t>(rows * positions)));
+  onelearn::detail::for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
+    T* xp = padded[static_cast<std::size_t>(chunk)].data();
+    T* out = scratch[static_cast<std::size_t>(chunk)].data();
+    for (index_t b = begin; b < end; ++b) {
+      nn::detail::pad_planes(x + b * C * H * W, C, H, W, g.pad_top, g.pad_left, width, plane, xp);
+      nn::detail::correlate(xp, offsets, packed, positions, out, positions);
+      T* yb = y.data() + b * filters * H * W;
+      for (index_t f = 0; f < filters; ++f) {
+        const T shift = bias != nullptr ? bias[f] : T(0);
+        for (index_t h = 0; h < H; ++h) {
+          const T* src = out + f * positions + h * width;
+          T* dst = yb + (f * H + h) * W;
+          for (index_t k = 0; k < W; ++k) dst[k] = src[k] + shift;
+        }
+      }
+    }
+  });
+  return y;
+}
+
+/// y = conv(x, w) + bias for n images (any group count): the direct kernels where they apply
+/// (measured on bench/'s cnn, batch 64, one thread, -O3: 60 runs in 361-460 ms against
+/// 595-697 ms with im2col; at -O2 they lose, 9.5 against 7.7 ms a batch: build Release), else
+/// per sample and group an im2col into a per-chunk buffer (nothing when the window is 1x1 /
+/// stride 1 / unpadded) and one GEMM that adds onto the output, which holds the bias first.
+/// `bias` may be null.
 template <class T>
 std::vector<T> conv(const WindowGeometry& g, index_t n, index_t group, index_t filters,
                     const T* x, const T* w, const T* bias) {
+  if (direct_applies(g, group)) return conv_direct(g, n, filters, x, w, bias);
   const index_t cg = g.channels / group, mg = filters / group;
   const index_t depth = cg * g.window_size(), positions = g.out_size();
   std::vector<T> y(static_cast<std::size_t>(n * filters * positions));
