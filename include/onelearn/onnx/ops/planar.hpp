@@ -1,13 +1,14 @@
 #pragma once
 // Conv, MaxPool and AveragePool over two spatial dimensions (images: N, C, H, W), run on the
-// kernels nn::Conv2D and the pooling layers train with (nn/detail/im2col.hpp, gemm.hpp,
-// pool.hpp), with the samples (or planes) of a batch cut over OpenMP threads.
+// kernels nn::Conv2D and the pooling layers train with (nn/detail/direct_conv.hpp, im2col.hpp,
+// gemm.hpp, pool.hpp), with the samples (or planes) of a batch cut over OpenMP threads.
 //
 // Why: the executor's N-dimensional forms (conv.hpp, pool.hpp) walk every window through index
 // vectors and multiply one sample at a time with a fresh Eigen product; on bench/'s cnn network
 // (batch 64, this repository's 2-core machine) they took 29 ms a batch, onnxruntime 1-2.6 ms.
-// Images are nearly every Conv and pool a real model has, so they take this path; other ranks,
-// and the cases the 2-D kernels do not cover (said at each entry point), keep the N-D forms,
+// Images are nearly every Conv and pool a real model has, so they take this path; windows over
+// one or three dimensions, and the cases the 2-D kernels do not cover (said at each entry
+// point), keep the N-D forms,
 // which the backend tests check as before. Results equal the N-D forms' up to the order of the
 // sums in the products (tests/unit_onnx/test_onnx.cpp compares the two on random geometries).
 
