@@ -8,9 +8,9 @@
 // (batch 64, this repository's 2-core machine) they took 29 ms a batch, onnxruntime 1-2.6 ms.
 // Images are nearly every Conv and pool a real model has, so they take this path; windows over
 // one or three dimensions, and the cases the 2-D kernels do not cover (said at each entry
-// point), keep the N-D forms,
-// which the backend tests check as before. Results equal the N-D forms' up to the order of the
-// sums in the products (tests/unit_onnx/test_onnx.cpp compares the two on random geometries).
+// point), keep the N-D forms, which the backend tests check as before. Results equal the N-D
+// forms' up to the order of the sums in the products (tests/unit_onnx/test_onnx.cpp compares
+// the two on random geometries).
 
 #include <algorithm>
 #include <cstdint>
