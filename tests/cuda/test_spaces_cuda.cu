@@ -12,9 +12,11 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 #include <thrust/version.h>
@@ -70,6 +72,68 @@ TEST_CASE_TEMPLATE("cuBLAS's Gram equals the Thrust reduction and the host's", T
     space_test::check_close("reduction gram", by_reduction.gram, on_host.gram, tol);
     space_test::check_close("cuBLAS xty", by_blas.xty, on_host.xty, tol);
     space_test::check_close("cuBLAS yty", by_blas.yty, on_host.yty, tol);
+  }
+}
+
+TEST_CASE("cuBLAS's logistic loss and gradient equal the Thrust form and the host's") {
+  if (!has_device()) return;
+  const space::thrust_cuda gpu;
+  const space::host h;
+  const space::vector_view<const double> none{};
+  for (const index_t p : {index_t{1}, index_t{7}, index_t{64}}) {
+    const auto d = space_test::make_data<double>(30'000, p, 4, static_cast<std::uint64_t>(p) + 5);
+    const auto Xd = space::to_space(gpu, MatrixRef<double>(d.X));
+    const auto Xh = space::to_space(h, MatrixRef<double>(d.X));
+    const auto wd = space_test::values_in(gpu, d.w);
+    const auto wh = space_test::values_in(h, d.w);
+    for (const bool binary : {true, false}) {
+      for (const bool fit_intercept : {false, true}) {
+        for (const bool weighted : {false, true}) {
+          INFO("p = ", p, (binary ? ", binary" : ", 4 classes"),
+               (fit_intercept ? ", intercept" : ""), (weighted ? ", weighted" : ""));
+          std::vector<index_t> labels(d.class_of);
+          for (auto& c : labels) c = binary ? c % 2 : c;
+          const auto ld = space_test::indices_in(gpu, labels);
+          const auto lh = space_test::indices_in(h, labels);
+          Matrix<double> params(binary ? 1 : 4, p + (fit_intercept ? 1 : 0));
+          for (index_t i = 0; i < params.size(); ++i) {
+            params.data()[i] = 0.05 * std::sin(static_cast<double>(3 * i + p));
+          }
+          Matrix<double> by_blas(params.rows(), params.cols());
+          Matrix<double> by_thrust(params.rows(), params.cols());
+          Matrix<double> on_host(params.rows(), params.cols());
+          const double loss_blas = space::logistic_loss_gradient(
+              gpu, Xd.view(), ld.view(), weighted ? wd.view() : none, binary, fit_intercept,
+              params, by_blas);
+          const double loss_thrust = space::detail::logistic_loss_gradient_as(
+              gpu, Xd.view(), ld.view(), weighted ? wd.view() : none, binary, fit_intercept,
+              params, by_thrust, true);
+          const double loss_host = space::logistic_loss_gradient(
+              h, Xh.view(), lh.view(), weighted ? wh.view() : none, binary, fit_intercept, params,
+              on_host);
+          space_test::check_close("cuBLAS logistic loss", loss_blas, loss_host, 1e-12);
+          space_test::check_close("Thrust logistic loss", loss_thrust, loss_host, 1e-12);
+          space_test::check_close("cuBLAS logistic gradient", by_blas, on_host, 1e-12);
+          space_test::check_close("Thrust logistic gradient", by_thrust, on_host, 1e-12);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a pooled device block handed out again starts as zeros; the cache can be released") {
+  if (!has_device()) return;
+  const space::thrust_cuda gpu;
+  const index_t n = 1 << 20;
+  for (int round = 0; round < 3; ++round) {
+    {
+      const Matrix<double> sevens = Matrix<double>::Constant(n, 1, 7.0);
+      const auto written = space::to_space(gpu, MatrixRef<double>(sevens));  // then freed
+      CHECK(written.to_host().isApprox(sevens));
+    }
+    const space::vector<space::thrust_cuda, double> fresh(gpu, n);
+    CHECK(fresh.to_host().cwiseAbs().maxCoeff() == 0.0);
+    if (round == 1) space::release_cached_device_memory();
   }
 }
 

@@ -73,6 +73,9 @@
 #include <cuda_runtime_api.h>
 #include <thrust/system/cuda/execution_policy.h>
 #include <thrust/system/cuda/vector.h>
+
+#include "onelearn/space/detail/cuda_pool.hpp"
+#include "onelearn/space/detail/cuda_staging.hpp"
 #endif
 
 namespace onelearn::space {
@@ -152,6 +155,8 @@ struct thrust_system<system::cpp> {
   using tag = ::thrust::system::cpp::tag;
   template <class T>
   using vector = ::thrust::system::cpp::vector<T>;
+  template <class T>
+  using scratch = vector<T>;
   static auto policy() { return ::thrust::system::cpp::par; }
   static constexpr bool device = false;
 };
@@ -161,6 +166,8 @@ struct thrust_system<system::omp> {
   using tag = ::thrust::system::omp::tag;
   template <class T>
   using vector = ::thrust::system::omp::vector<T>;
+  template <class T>
+  using scratch = vector<T>;
   static auto policy() { return ::thrust::system::omp::par; }
   static constexpr bool device = false;
 };
@@ -171,6 +178,8 @@ struct thrust_system<system::tbb> {
   using tag = ::thrust::system::tbb::tag;
   template <class T>
   using vector = ::thrust::system::tbb::vector<T>;
+  template <class T>
+  using scratch = vector<T>;
   static auto policy() { return ::thrust::system::tbb::par; }
   static constexpr bool device = false;
 };
@@ -179,9 +188,16 @@ struct thrust_system<system::tbb> {
 template <>
 struct thrust_system<system::cuda> {
   using tag = ::thrust::system::cuda::tag;
+  // Blocks from onelearn's stream-ordered pool (detail/cuda_pool.hpp), not cudaMalloc per call.
   template <class T>
-  using vector = ::thrust::system::cuda::vector<T>;
-  static auto policy() { return ::thrust::cuda::par; }
+  using vector = ::thrust::system::cuda::vector<T, pooled_device_allocator<T>>;
+  // Intermediate values without the zero fill (detail/cuda_pool.hpp).
+  template <class T>
+  using scratch = device_scratch<T>;
+  // par_nosync: Thrust's par waits for the device after every kernel to report its errors; the
+  // kernels of one call are queued on the default stream instead, and an error in one surfaces
+  // at the call's copy of its result to the host (a device_error naming that copy), which waits.
+  static auto policy() { return ::thrust::cuda::par_nosync; }
   static constexpr bool device = true;
 };
 
@@ -240,27 +256,18 @@ struct thrust_backend<System, true> {
 #endif
   }
 
+  /// n values in the space's memory, zeros.
   template <class T>
   [[nodiscard]] buffer<T> allocate(std::size_t n) const {
-    prepare();
-    const auto fail = [n](const char* why) {
-      const std::size_t bytes = n * sizeof(T);
-      return device_memory_error("onelearn::space::" + std::string(system_name<System>) +
-                                     ": could not allocate " + std::to_string(bytes) + " bytes (" +
-                                     std::to_string(n) + " x " + type_name<T>() +
-                                     ") in the space's memory: " + why,
-                                 bytes);
-    };
-    if (n > static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T)) throw fail("larger than any memory");
-    try {
-      return buffer<T>(n);
-    } catch (const std::bad_alloc& e) {
-      throw fail(e.what());
-    } catch (const std::length_error& e) {
-      throw fail(e.what());
-    } catch (const ::thrust::system_error& e) {
-      throw fail(e.what());
-    }
+    return allocated<T>(n, [n] { return buffer<T>(n); });
+  }
+  /// n values in the space's memory for a kernel's own intermediate values, which it writes
+  /// before reading: on a device not initialised (no fill kernel); on the CPU systems a vector.
+  template <class T>
+  using scratch = typename traits::template scratch<T>;
+  template <class T>
+  [[nodiscard]] scratch<T> allocate_scratch(std::size_t n) const {
+    return allocated<T>(n, [n] { return scratch<T>(n); });
   }
   template <class T>
   static T* data(buffer<T>& b) noexcept {
@@ -270,12 +277,19 @@ struct thrust_backend<System, true> {
   static const T* data(const buffer<T>& b) noexcept {
     return ::thrust::raw_pointer_cast(b.data());
   }
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+  template <class T>
+  static T* data(const device_scratch<T>& b) noexcept {
+    return b.get();
+  }
+#endif
   template <class T>
   void copy_to_space(const T* from, std::size_t n, T* to) const {
     if (n == 0) return;
     if constexpr (is_device) {
 #if defined(ONELEARN_SPACE_HAVE_CUDA)
-      check_cuda(cudaMemcpy(to, from, n * sizeof(T), cudaMemcpyHostToDevice),
+      // Large copies through pinned blocks filled on the host's threads (detail/cuda_staging.hpp).
+      check_cuda(copy_host_to_device(from, n * sizeof(T), to),
                  "copying " + std::to_string(n * sizeof(T)) + " bytes to the device");
 #endif
     } else {
@@ -292,6 +306,31 @@ struct thrust_backend<System, true> {
 #endif
     } else {
       std::copy_n(from, n, to);
+    }
+  }
+
+ private:
+  /// make() under the typed errors: device_memory_error naming the bytes asked for.
+  template <class T, class Make>
+  static auto allocated(std::size_t n, const Make& make) {
+    prepare();
+    const auto fail = [n](const char* why) {
+      const std::size_t bytes = n * sizeof(T);
+      return device_memory_error("onelearn::space::" + std::string(system_name<System>) +
+                                     ": could not allocate " + std::to_string(bytes) + " bytes (" +
+                                     std::to_string(n) + " x " + type_name<T>() +
+                                     ") in the space's memory: " + why,
+                                 bytes);
+    };
+    if (n > static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T)) throw fail("larger than any memory");
+    try {
+      return make();
+    } catch (const std::bad_alloc& e) {
+      throw fail(e.what());
+    } catch (const std::length_error& e) {
+      throw fail(e.what());
+    } catch (const ::thrust::system_error& e) {
+      throw fail(e.what());
     }
   }
 };
@@ -333,6 +372,15 @@ class thrust_space : public detail::thrust_backend<System> {
   /// The CPU systems compute on host memory: the caller's rows are read where they are.
   static constexpr bool host_accessible = !std::is_same_v<System, system::cuda>;
 };
+
+/// Gives the device memory that thrust_cuda's pool keeps for reuse, and no buffer holds, back to
+/// the driver (the pool keeps what a fit freed, to hand it to the next call without cudaMalloc;
+/// see detail/cuda_pool.hpp). Nothing to do without CUDA.
+inline void release_cached_device_memory() {
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+  detail::device_pools::trim();
+#endif
+}
 
 using thrust_cpp = thrust_space<system::cpp>;
 using thrust_omp = thrust_space<system::omp>;

@@ -14,30 +14,10 @@
 
 #include <cublas_v2.h>
 
+#include "onelearn/space/detail/cublas_handle.hpp"
 #include "onelearn/space/detail/thrust_kernels.hpp"
 
 namespace onelearn::space::detail {
-
-inline void check_cublas(cublasStatus_t status, const char* what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  const std::string text = std::string("onelearn::space::thrust_cuda: ") + what +
-                           " failed: cuBLAS status " + std::to_string(static_cast<int>(status));
-  if (status == CUBLAS_STATUS_ALLOC_FAILED) throw device_memory_error(text, 0);
-  throw device_error(text);
-}
-
-/// A cuBLAS handle for the length of one call (a Gram is computed once per fit).
-class cublas_handle {
- public:
-  cublas_handle() { check_cublas(cublasCreate(&handle_), "cublasCreate"); }
-  ~cublas_handle() { cublasDestroy(handle_); }
-  cublas_handle(const cublas_handle&) = delete;
-  cublas_handle& operator=(const cublas_handle&) = delete;
-  [[nodiscard]] cublasHandle_t get() const noexcept { return handle_; }
-
- private:
-  cublasHandle_t handle_{};
-};
 
 /// a[(i - begin) * p + j] = (x_ij - mean_j) * root_i and r[i - begin] = (y_i - y_mean) * root_i,
 /// root_i = sqrt(w_i * scale) (1 without weights), in double.
@@ -83,27 +63,25 @@ gram_sums gram_by_cublas(const thrust_space<system::cuda>& s, matrix_view<const 
   auto g = s.allocate<double>(static_cast<std::size_t>(p * p));
   auto xty = s.allocate<double>(static_cast<std::size_t>(p));
   const auto mean = small_copy(s, x_mean.data(), p);
-  const cublas_handle handle;
-  check_cublas(cublasSetPointerMode(handle.get(), CUBLAS_POINTER_MODE_HOST),
-               "cublasSetPointerMode");
+  cublasHandle_t handle = cublas_for_this_thread();
   const double one = 1.0;
   for (index_t begin = 0; begin < n; begin += block) {
     const index_t rows = std::min(block, n - begin);
     for_each_index(s, rows * (p + 1),
                    gram_block_kernel<T>{X, y, weights, weight_scale, S::data(mean), y_mean, begin,
                                         S::data(a), S::data(r)});
-    check_cublas(cublasDsyrk(handle.get(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(p),
+    check_cublas(cublasDsyrk(handle, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(p),
                              static_cast<int>(rows), &one, S::data(a), static_cast<int>(p), &one,
                              S::data(g), static_cast<int>(p)),
                  "cublasDsyrk");
     if (!y.empty()) {
       check_cublas(
-          cublasDgemv(handle.get(), CUBLAS_OP_N, static_cast<int>(p), static_cast<int>(rows), &one,
+          cublasDgemv(handle, CUBLAS_OP_N, static_cast<int>(p), static_cast<int>(rows), &one,
                       S::data(a), static_cast<int>(p), S::data(r), 1, &one, S::data(xty), 1),
           "cublasDgemv");
       double rr = 0;
       check_cublas(
-          cublasDdot(handle.get(), static_cast<int>(rows), S::data(r), 1, S::data(r), 1, &rr),
+          cublasDdot(handle, static_cast<int>(rows), S::data(r), 1, S::data(r), 1, &rr),
           "cublasDdot");
       out.yty += rr;
     }
