@@ -56,22 +56,40 @@ set_tests_properties(mpi_timeout_abort PROPERTIES LABELS mpi TIMEOUT 60 PROCESSO
   FAIL_REGULAR_EXPRESSION "returned without rank 1")
 
 # onelearn-run (tools/) restarts a run whose rank was killed; the resumed weights equal the uninterrupted
-# run's byte for byte (tests/cmake/run_resume_test.cmake), for ranks 1 and 0, in both data modes.
+# run's byte for byte (tests/cmake/run_resume_test.cmake), for ranks 1 and 0, in both data modes, and
+# (mode blocks: replicated with reproducible_blocks) for rank 2 and rank 0 of 3 when the job loses that
+# slot and resumes on 2 ranks; with UCX, a replicated and a shrinking blocked run under exec::ucx.
 if(TARGET onelearn-run)
   add_executable(onelearn_resumable_fit ${CMAKE_CURRENT_SOURCE_DIR}/launcher/resumable_fit.cpp)
   target_link_libraries(onelearn_resumable_fit PRIVATE onelearn::mpi)
   target_compile_options(onelearn_resumable_fit PRIVATE -g0)  # as the tests: debug info is slow
-  foreach(case "per-rank;1;9" "replicated;0;20")
+  # mode,kill rank,kill batch,ranks,shrink (commas: a CMake list of lists would flatten)
+  set(resume_cases "per-rank,1,9,2,OFF" "replicated,0,20,2,OFF" "blocks,2,20,3,ON" "blocks,0,47,3,ON")
+  if(ONELEARN_HAVE_UCX)  # the same under exec::ucx (MODE+ucx)
+    target_link_libraries(onelearn_resumable_fit PRIVATE onelearn::ucx)
+    target_compile_definitions(onelearn_resumable_fit PRIVATE ONELEARN_TEST_UCX)
+    list(APPEND resume_cases "replicated+ucx,1,33,2,OFF" "blocks+ucx,1,58,3,ON")
+  endif()
+  foreach(row IN LISTS resume_cases)
+    string(REPLACE "," ";" case "${row}")
+    string(REPLACE "+" "_" case_name "${case}")
     list(GET case 0 mode)
+    list(GET case_name 0 mode_name)
     list(GET case 1 kill_rank)
     list(GET case 2 kill_batch)
-    add_test(NAME run_resume_${mode}
+    list(GET case 3 np)
+    list(GET case 4 shrink)
+    set(name run_resume_${mode_name})
+    if(shrink)
+      set(name run_resume_${mode_name}_kill${kill_rank})  # blocks: two of them
+    endif()
+    add_test(NAME ${name}
       COMMAND ${CMAKE_COMMAND} -DRUN=$<TARGET_FILE:onelearn-run>
               -DFIT=$<TARGET_FILE:onelearn_resumable_fit> -DMPIRUN=${MPIEXEC_EXECUTABLE}
-              "-DMPIRUN_FLAGS=${ONELEARN_MPIRUN_FLAGS}" -DWORK=${CMAKE_CURRENT_BINARY_DIR}/run_resume_${mode}
-              -DMODE=${mode} -DKILL_RANK=${kill_rank} -DKILL_BATCH=${kill_batch}
-              -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/run_resume_test.cmake)
-    set_tests_properties(run_resume_${mode} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2
+              "-DMPIRUN_FLAGS=${ONELEARN_MPIRUN_FLAGS}" -DWORK=${CMAKE_CURRENT_BINARY_DIR}/${name}
+              -DMODE=${mode} -DKILL_RANK=${kill_rank} -DKILL_BATCH=${kill_batch} -DNP=${np}
+              -DSHRINK=${shrink} -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/run_resume_test.cmake)
+    set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT 180 PROCESSORS ${np}
                          ENVIRONMENT OMP_NUM_THREADS=1)
   endforeach()
   # Slots read again before every attempt, --min-np, --max-restarts, usage errors.

@@ -552,6 +552,28 @@ TEST_CASE("nn::Sequential<double, exec::ucx> trains as nn::Sequential<double, ex
   }
 }
 
+// reproducible_blocks through exec::ucx's allgatherv: one process's blocked fit, bit for bit.
+TEST_CASE("nn::Sequential<double, exec::ucx> with reproducible_blocks equals one process's bits") {
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const auto split = test::load_split<double, std::int64_t>("digits");
+  const Matrix<double> X = split.X_train.topRows(286) / 16.0;
+  const Labels y = split.y_train.head(286);
+  nn::FitOptions options{.epochs = 2, .batch_size = 32, .shuffle = true, .seed = 5,
+                         .validation_split = 0.1, .reproducible_blocks = 5};
+  const auto train = [&](auto& model) {
+    model.add(nn::Input({64})).add(nn::Dense(32)).add(nn::ReLU{}).add(nn::Dense(10));
+    model.compile(nn::Adam{.learning_rate = 1e-2}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+    return model.fit(X, y, options);
+  };
+  nn::Sequential<double> local;
+  const nn::History local_history = train(local);
+  options.replicated = true;
+  nn::Sequential<double, exec::ucx> by_ucx(ucx);
+  const nn::History ucx_history = train(by_ucx);
+  CHECK(by_ucx.get_weights() == local.get_weights());
+  CHECK(ucx_history == local_history);
+}
+
 // The concept checks every element type the code uses (the primitives and the derived ones).
 static_assert(exec::CollectivePrimitives<exec::ucx>);
 static_assert(exec::ExecutionPolicy<exec::ucx>);

@@ -411,6 +411,69 @@ TEST_CASE("nn Sequential<T, exec::mpi>: replicated data at global batch B equals
   check_replicated_mode<float>(1e-5);
 }
 
+namespace {
+
+/// reproducible_blocks: the replicated fit on this many ranks ends, bit for bit, where one
+/// process's fit with the same blocks does (weights, History), on every rank; with 2 blocks
+/// on 3 ranks one rank has none. 286 rows, validation_split 0.1: the held-out rows are
+/// evaluated in blocks too, and the last global batch (1 row) leaves 5 of 6 blocks empty.
+template <class T>
+void check_reproducible_blocks(index_t blocks, Arch arch) {
+  const exec::mpi comm = world();
+  const Digits<T> d = load_digits<T>();
+  const Matrix<T> X = d.X_train.topRows(286);
+  const Labels y = d.y_train.head(286);
+  nn::FitOptions options{.epochs = 3, .batch_size = 32, .shuffle = true, .seed = 5,
+                         .validation_split = 0.1, .reproducible_blocks = blocks};
+  nn::Sequential<T> ref;
+  add_layers(ref, arch);
+  compile(ref);
+  const nn::History expected = ref.fit(X, y, options);
+
+  options.replicated = true;
+  nn::Sequential<T, exec::mpi> model(comm);
+  add_layers(model, arch);
+  compile(model);
+  const nn::History history = model.fit(X, y, options);
+  INFO(comm.size() << " ranks, " << blocks << " blocks, " << arch_name(arch) << ", "
+                   << std::string(sizeof(T) == 8 ? "double" : "float"));
+  CHECK(model.get_weights() == ref.get_weights());
+  CHECK(history == expected);
+  CHECK(model.fit_params().reproducible_blocks == blocks);
+  CHECK(identical_on_all_ranks(comm, model.get_weights()));
+  CHECK(expected.history.at("loss").back() < expected.history.at("loss").front());
+}
+
+}  // namespace
+
+TEST_CASE("nn Sequential<T, exec::mpi>: reproducible_blocks gives one process's bits on any "
+          "number of ranks") {
+  for (const index_t blocks : {6, 2}) {
+    check_reproducible_blocks<double>(blocks, Arch::mlp);
+    check_reproducible_blocks<float>(blocks, Arch::dropout);
+  }
+}
+
+TEST_CASE("nn Sequential<double, exec::mpi>: reproducible_blocks outside the replicated mode, "
+          "or with BatchNormalization, raises on every rank") {
+  const exec::mpi comm = world();
+  const Digits<double> d = load_digits<double>();
+  const Matrix<double> X = d.X_train.topRows(64);
+  const Labels y = d.y_train.head(64);
+  auto model = mpi_mlp_double();
+  compile(model);
+  CHECK_THROWS_WITH_AS(model.fit(X, y, {.epochs = 1, .reproducible_blocks = 4}),
+                       doctest::Contains("expected replicated = true"), invalid_argument);
+  nn::Sequential<double, exec::mpi> bn(comm);
+  add_layers(bn, Arch::local_bn);
+  compile(bn);
+  CHECK_THROWS_WITH_AS(bn.fit(X, y, {.epochs = 1, .replicated = true, .reproducible_blocks = 4}),
+                       doctest::Contains("BatchNormalization (layer 1)"), invalid_argument);
+  // The ranks still train together afterwards (no one left inside a collective).
+  const nn::History h = model.fit(X, y, {.epochs = 1, .replicated = true, .reproducible_blocks = 4});
+  CHECK(h.epoch.size() == 1);
+}
+
 TEST_CASE("nn Sequential<double, exec::mpi>: replicated data of different lengths raises") {
   const exec::mpi comm = world();
   const Digits<double> d = load_digits<double>();

@@ -18,8 +18,10 @@
 #include "onelearn/metrics/accuracy_score.hpp"
 #include "onelearn/model_selection/cross_validate.hpp"
 #include "onelearn/nn/classifier.hpp"
+#include "onelearn/nn/layers/batch_normalization.hpp"
 #include "onelearn/nn/sequential.hpp"
 #include "support.hpp"
+#include "weights_support.hpp"
 
 using namespace onelearn;
 namespace fs = std::filesystem;
@@ -440,6 +442,70 @@ TEST_CASE("nn checkpoint: 10 epochs straight == 5 epochs, checkpoint, 5 more in 
   }
 }
 
+TEST_CASE("nn reproducible_blocks: one block is the plain fit, more blocks its rounding; resume; "
+          "what it refuses") {
+  const Digits& d = digits();
+  const Matrix<double> X = d.X_train.cast<double>();
+  auto mlp = [] {
+    nn::Sequential<double> model{nn::Input({64}), nn::Dense(24, "relu"), nn::Dropout{0.2},
+                                 nn::Dense(10)};
+    model.compile(nn::Adam{.learning_rate = 3e-3},
+                  nn::SparseCategoricalCrossentropy{.from_logits = true}, {"accuracy"});
+    return model;
+  };
+  const nn::FitOptions plain{.epochs = 3, .batch_size = 50, .seed = 3, .validation_split = 0.1};
+  auto reference = mlp();
+  reference.fit(X, d.y_train, plain);
+
+  // One block holds the whole batch: the same rows, masks and step, so the same bits.
+  nn::FitOptions blocked = plain;
+  blocked.reproducible_blocks = 1;
+  auto one_block = mlp();
+  one_block.fit(X, d.y_train, blocked);
+  CHECK(one_block.get_weights() == reference.get_weights());
+
+  // Seven blocks (50 rows: 8, 7, ..., 7; the last batch, 1212 % 50 = 12 rows: 2, 2, 2, 2, 2,
+  // 1, 1): the batch's gradient as a sum of seven, equal up to rounding.
+  blocked.reproducible_blocks = 7;
+  auto seven = mlp();
+  const nn::History seven_history = seven.fit(X, d.y_train, blocked);
+  const double error = test::weights_error(seven.get_weights(), reference.get_weights());
+  MESSAGE("7 blocks against the plain fit: weights relative error " << error);
+  CHECK(error < 1e-10);
+  CHECK(seven.get_weights() != reference.get_weights());  // the blocks were taken
+  CHECK(seven_history.history.at("val_loss").back() ==
+        doctest::Approx(reference.history().history.at("val_loss").back()).epsilon(1e-10));
+
+  // A blocked fit stopped after 2 epochs resumes to the straight fit's bits; the checkpoint
+  // records the blocks, and a resume with others is refused.
+  TempDir dir("blocks");
+  const std::string path = dir / "blocks.olc";
+  nn::FitOptions two = blocked;
+  two.epochs = 2;
+  auto first = mlp();
+  first.fit(X, d.y_train, two, nn::ModelCheckpoint(path));
+  nn::FitOptions rest = blocked;
+  rest.resume_from = path;
+  auto resumed = mlp();
+  CHECK(resumed.fit(X, d.y_train, rest) == seven_history);
+  CHECK(resumed.get_weights() == seven.get_weights());
+  rest.reproducible_blocks = 6;
+  auto other_blocks = mlp();
+  CHECK_THROWS_WITH_AS(other_blocks.fit(X, d.y_train, rest),
+                       doctest::Contains("expected reproducible_blocks 7"), invalid_argument);
+
+  // Refused before training: negative, with sharding, with batch statistics.
+  auto bad = mlp();
+  CHECK_THROWS_WITH_AS(bad.fit(X, d.y_train, {.reproducible_blocks = -1}),
+                       doctest::Contains("reproducible_blocks >= 0"), invalid_argument);
+  CHECK_THROWS_WITH_AS(bad.fit(X, d.y_train, {.shard_optimizer_state = true, .reproducible_blocks = 2}),
+                       doctest::Contains("found both"), invalid_argument);
+  nn::Sequential<double> bn{nn::Input({64}), nn::Dense(8), nn::BatchNormalization{}, nn::Dense(10)};
+  bn.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+  CHECK_THROWS_WITH_AS(bn.fit(X, d.y_train, {.reproducible_blocks = 2}),
+                       doctest::Contains("found BatchNormalization (layer 1)"), invalid_argument);
+}
+
 TEST_CASE("nn latest_checkpoint: the newest complete checkpoint, skipping a corrupt one; keep_last") {
   const Digits& d = digits();
   TempDir dir("latest");
@@ -537,6 +603,16 @@ TEST_CASE("nn ModelCheckpoint: best-only keeps the best epoch; every N epochs; w
   auto no_val = digits_mlp();
   compile_scheduled_adam(no_val);
   CHECK_THROWS_AS(no_val.fit(d.X_train, d.y_train, {.epochs = 1}, missing), invalid_argument);
+
+  // A directory that is not there: an io_error as training begins, before any step.
+  nn::ModelCheckpoint nowhere(dir.path / "absent" / "epoch{epoch}.olc");
+  auto untouched = digits_mlp();
+  compile_scheduled_adam(untouched);
+  untouched.build(nn::Shape{64}, 3);
+  const auto before = untouched.get_weights();
+  CHECK_THROWS_WITH_AS(untouched.fit(d.X_train, d.y_train, {.epochs = 1, .seed = 3}, nowhere),
+                       doctest::Contains("expected a checkpoint directory at"), io_error);
+  CHECK(untouched.get_weights() == before);
 }
 
 // ---------------------------------------------------------------------------------------------

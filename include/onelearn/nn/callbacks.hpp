@@ -152,6 +152,8 @@ struct FitParams {
   /// one copy): a resumed fit must train on the rows the checkpoint was written from. 0 in
   /// checkpoints written before it was recorded (then not checked).
   std::uint64_t data_fingerprint = 0;
+  /// FitOptions::reproducible_blocks (0: off, and in checkpoints written before it).
+  index_t reproducible_blocks = 0;
 };
 
 namespace detail {

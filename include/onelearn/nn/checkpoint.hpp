@@ -78,7 +78,9 @@
  * when loading optimizer state into a model that is not compiled; `invalid_argument` for
  * another optimizer class, a learning-rate schedule that does not reproduce the saved rate, a
  * model built with another seed, Dropout past the checkpoint, and (in ModelCheckpoint) a
- * monitor missing from the logs, an unknown mode or save_freq_epochs < 1.
+ * monitor missing from the logs, an unknown mode or save_freq_epochs < 1; `io_error` from
+ * ModelCheckpoint when its directory does not exist or cannot be written, raised as training
+ * begins (on the rank that writes; fit raises it on every rank), not after the first epoch.
  */
 
 #include <algorithm>
@@ -171,6 +173,7 @@ void write_checkpoint(Model& model, const std::filesystem::path& path, int epoch
   }
   // Last, so that checkpoints written before it (which end after the History) still load.
   w.u64(p.data_fingerprint);
+  w.i64(p.reproducible_blocks);  // after the fingerprint, for the same reason
   finish_file(where, path, w);
 }
 
@@ -317,6 +320,7 @@ CheckpointData read_checkpoint(Model& model, const std::filesystem::path& path) 
     data.history.history.emplace(std::move(key), std::move(v));
   }
   if (r.remaining() >= sizeof(std::uint64_t)) p.data_fingerprint = r.u64();
+  if (r.remaining() >= sizeof(std::int64_t)) p.reproducible_blocks = r.i64();
 
   // Everything checked: apply.
   std::size_t next = 0;
@@ -354,6 +358,25 @@ CheckpointData read_checkpoint(Model& model, const std::filesystem::path& path) 
   return data;
 }
 
+/// io_error unless `dir` is a directory this process can create files in (`where` names the
+/// caller): checked before training rather than found when the first checkpoint is written.
+inline void check_writable_directory(const std::string& where, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw io_error(where + ": expected a checkpoint directory at '" + dir.string() +
+                   "', found none");
+  }
+  const fs::path probe = dir / (".onelearn-write-test." + std::to_string(::getpid()));
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  if (f == nullptr) {
+    throw io_error(where + ": expected a writable checkpoint directory at '" + dir.string() +
+                   "', found one that cannot be written");
+  }
+  std::fclose(f);
+  fs::remove(probe, ec);
+}
+
 }  // namespace detail
 
 struct ModelCheckpointOptions {
@@ -387,6 +410,10 @@ class ModelCheckpoint {
 
   template <class Model>
   void on_train_begin(Model& model) {
+    if (model.execution_policy().rank() == 0) {
+      detail::check_writable_directory("ModelCheckpoint",
+                                       path_.has_parent_path() ? path_.parent_path() : ".");
+    }
     best_ = maximize_ ? -std::numeric_limits<double>::infinity()
                       : std::numeric_limits<double>::infinity();
     best_epoch_ = -1;
@@ -502,20 +529,8 @@ std::filesystem::path latest_checkpoint(const Model& model, const std::filesyste
   exec.propagate_errors([&] {
     if (exec.rank() != 0) return;
     const std::string where = "latest_checkpoint";
+    detail::check_writable_directory(where, dir);
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-      throw io_error(where + ": expected a checkpoint directory at '" + dir.string() +
-                     "', found none");
-    }
-    // Writable: ModelCheckpoint would otherwise fail only at the end of the first epoch.
-    const fs::path probe = dir / (".onelearn-write-test." + std::to_string(::getpid()));
-    if (std::FILE* f = std::fopen(probe.c_str(), "wb"); f != nullptr) {
-      std::fclose(f);
-      fs::remove(probe, ec);
-    } else {
-      throw io_error(where + ": expected a writable checkpoint directory at '" + dir.string() +
-                     "', found one that cannot be written");
-    }
     std::vector<std::pair<fs::file_time_type, fs::path>> files;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       if (it->is_regular_file(ec) && it->path().filename().string().find(".onelearn-tmp.") == std::string::npos) {

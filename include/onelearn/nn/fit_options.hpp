@@ -36,7 +36,7 @@
  *   training rows are the ones it was written with, runs epochs checkpoint-epoch .. epochs-1
  *   and returns the whole History. The result is bit-identical to an uninterrupted fit.
  * - `replicated` (default false), `shard_optimizer_state` (default false), `bucket_bytes`
- *   (default 0): see Data-parallel training.
+ *   (default 0), `reproducible_blocks` (default 0): see Data-parallel training.
  *
  * \par Data-parallel training (Exec = exec::mpi)
  * <!-- example-context: nn -->
@@ -97,6 +97,23 @@
  *   sharding. Other distributed policies (exec::ucx) shard with the policy's blocking
  *   collectives: an all-reduce of the gradients, then allgatherv of the parameters (the same
  *   memory saving, more communication than unsharded). Ignored by local policies.
+ * - Reproducible blocks (`reproducible_blocks = B`, replicated mode or one process): the weights
+ *   depend on B, not on the number of ranks, bit for bit. Each global batch is cut into B fixed
+ *   blocks of consecutive rows (the first rows % B one row longer), dealt to the ranks in
+ *   consecutive runs; each rank runs forward and backward on its blocks one at a time, and
+ *   every rank adds all the blocks' gradients (and loss sums) in block order
+ *   (nn/detail/block_sum.hpp), where an all-reduce adds in an order that changes with the
+ *   number of ranks. The held-out rows are evaluated in B blocks the same way. So a fit on 3
+ *   ranks, on 2, and on one process (exec::local) with the same B end with the same weights
+ *   and History, and a job that lost a rank resumes from its checkpoint on the ranks left
+ *   (onelearn-run shrinks the job to the slots left) to the model the uninterrupted job would
+ *   have ended with; the checkpoint records B and a resume with another B is refused. The
+ *   result equals the unblocked fit up to rounding. The cost: every rank receives every
+ *   block's gradient (B x the parameters, one allgatherv a step, against one all-reduce), and
+ *   small blocks run the layers on fewer rows at a time; ranks beyond B sit idle. Not with
+ *   shard_optimizer_state, the per-rank mode (its rows move with the ranks), or layers with
+ *   batch statistics (BatchNormalization: a block's statistics would be its own); those are
+ *   invalid_argument. bucket_bytes has no effect.
  * - Layers learn each step's layout through Layer::begin_batch (nn::BatchContext: this rank's
  *   row offset in the global batch, its rows, the global rows, and a sum over the ranks); a
  *   rank without rows in a step calls shadow_forward/shadow_backward instead of the passes.
@@ -178,6 +195,10 @@ struct FitOptions {
   /// Distributed policies: gradients are all-reduced in buckets of consecutive layers holding
   /// at least this many bytes (0: one bucket per layer; see Data-parallel training).
   std::size_t bucket_bytes = 0;
+  /// Replicated mode or one process: each global batch's gradient is summed from this many
+  /// fixed blocks in a fixed order, so the weights do not depend on the number of ranks (0:
+  /// off; see Data-parallel training).
+  index_t reproducible_blocks = 0;
 };
 
 namespace detail {
@@ -196,6 +217,13 @@ inline void check_fit_options(std::string_view where, const FitOptions& o) {
     fail("validation_split or validation_data, found both");
   }
   if (o.verbose < 0 || o.verbose > 2) fail("verbose 0, 1 or 2, found " + std::to_string(o.verbose));
+  if (o.reproducible_blocks < 0) {
+    fail("reproducible_blocks >= 0 (0: off), found " + std::to_string(o.reproducible_blocks));
+  }
+  if (o.reproducible_blocks > 0 && o.shard_optimizer_state) {
+    fail("reproducible_blocks or shard_optimizer_state, found both (the blocked sum gives every "
+         "rank the whole gradient; sharding would reduce-scatter it)");
+  }
 }
 
 /// A resumed fit must cut the same batches as the fit that wrote the checkpoint (`was`).
@@ -221,6 +249,10 @@ inline void check_resume(const FitParams& was, const FitParams& now) {
   }
   if (was.samples != now.samples) {
     fail("training rows", std::to_string(was.samples), std::to_string(now.samples));
+  }
+  if (was.reproducible_blocks != now.reproducible_blocks) {
+    fail("reproducible_blocks", std::to_string(was.reproducible_blocks),
+         std::to_string(now.reproducible_blocks));
   }
   if (was.data_fingerprint != 0 && was.data_fingerprint != now.data_fingerprint) {
     fail("the training rows", "with fingerprint " + std::to_string(was.data_fingerprint),

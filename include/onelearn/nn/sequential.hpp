@@ -41,8 +41,8 @@
  *
  * \par FitOptions
  * epochs, batch_size, shuffle, seed, validation_split, validation_data, verbose, resume_from,
- * and the data-parallel settings replicated, shard_optimizer_state and bucket_bytes: see
- * nn/fit_options.hpp.
+ * and the data-parallel settings replicated, shard_optimizer_state, bucket_bytes and
+ * reproducible_blocks: see nn/fit_options.hpp.
  *
  * \par Data-parallel training (Exec = exec::mpi)
  * <!-- example-context: nn -->
@@ -136,6 +136,7 @@
 #include "onelearn/nn/checkpoint.hpp"
 #include "onelearn/nn/detail/batch_data.hpp"
 #include "onelearn/nn/detail/batch_plan.hpp"
+#include "onelearn/nn/detail/block_sum.hpp"
 #include "onelearn/nn/detail/callback_dispatch.hpp"
 #include "onelearn/nn/detail/fit_agreement.hpp"
 #include "onelearn/nn/detail/gradient_sync.hpp"
@@ -326,6 +327,7 @@ class Sequential {
     }
     FitPlan plan = plan_fit(X, y, options);
     prepare_data_parallel(options);
+    prepare_blocks(options);
     start_history(plan, options, resumed,
                   detail::fingerprint_training_rows(fit_where, exec_, X, y, plan.n_train,
                                                     options.replicated));
@@ -693,6 +695,31 @@ class Sequential {
         data.y);
   }
 
+  /// FitOptions::reproducible_blocks: checked against the policy's mode and the layers, and
+  /// this rank's blocks planned.
+  void prepare_blocks(const FitOptions& options) {
+    blocked_ = options.reproducible_blocks > 0;
+    if (!blocked_) return;
+    exec_.propagate_errors([&] {
+      const std::string what = std::string(fit_where) + ": reproducible_blocks = " +
+                               std::to_string(options.reproducible_blocks) + " expected ";
+      if (Exec::is_distributed && !options.replicated) {
+        throw invalid_argument(what + "replicated = true (every rank holding all the rows), found "
+                               "the per-rank mode, whose rows move with the ranks");
+      }
+      for (std::size_t i = 0; i < layers_.size(); ++i) {
+        if (!layers_[i]->state().empty()) {
+          throw invalid_argument(what + "layers without batch statistics, found " +
+                                 std::string(layers_[i]->class_name()) + " (layer " +
+                                 std::to_string(i) + "), whose statistics would be each block's");
+        }
+      }
+    });
+    std::size_t values = 0;
+    for (const auto& g : grads_) values += g.size();
+    block_sum_.plan(options.reproducible_blocks, exec_.rank(), exec_.size(), values);
+  }
+
   /// Distributed policies: the gradient buckets' plan, and the optimizer state sharded (or
   /// gathered back) as the options ask. Local policies have nothing to prepare.
   void prepare_data_parallel(const FitOptions& options) {
@@ -720,7 +747,8 @@ class Sequential {
                             .validation_split = options.validation_split,
                             .validation_data = plan.has_validation_data,
                             .verbose = options.verbose,
-                            .data_fingerprint = fingerprint};
+                            .data_fingerprint = fingerprint,
+                            .reproducible_blocks = options.reproducible_blocks};
     history_ = History{};
     if (resumed) {
       // Each rank checks its own checkpoint; a mismatch on one rank fails every rank.
@@ -767,7 +795,8 @@ class Sequential {
     double correct = 0;
     index_t seen = 0;
     for (index_t b = 0; b < plan.batches.steps(); ++b) {
-      const auto [loss, batch_correct, global_m] = run_batch(X, plan, epoch, b);
+      const auto [loss, batch_correct, global_m] =
+          blocked_ ? run_batch_in_blocks(X, plan, epoch, b) : run_batch(X, plan, epoch, b);
       correct += batch_correct;
       loss_sum += loss * static_cast<double>(global_m);
       seen += global_m;
@@ -827,28 +856,104 @@ class Sequential {
     // The ranks' summed loss over the global batch; one process keeps its own mean as it is.
     if constexpr (Exec::is_distributed) loss = step_stats_[0] / static_cast<double>(global_m);
     loss += regularization_loss();
-    if (!std::isfinite(loss)) {
-      throw training_error(std::string(fit_where) + ": expected a finite loss, found " +
-                           std::to_string(loss) + " in epoch " + std::to_string(epoch + 1) + "/" +
-                           std::to_string(fit_params_.epochs) + ", batch " + std::to_string(b + 1) +
-                           "/" + std::to_string(plan.batches.steps()) + " (" +
-                           (Exec::is_distributed ? "over all ranks; " : "") +
-                           "the optimisation diverged: lower the learning rate, clip the "
-                           "gradients or scale the inputs)");
-    }
+    check_finite_loss(loss, plan, epoch, b);
     apply_gradients();
     return {loss, step_stats_[1], global_m};
   }
 
+  /// run_batch under FitOptions::reproducible_blocks (nn/detail/block_sum.hpp): this rank's
+  /// blocks of global batch b, forward and backward one block at a time, then every block's
+  /// gradient added in block order on every rank and one optimizer step. Every block starts
+  /// from the step's random state (Dropout's mask stream), so a block draws the same masks on
+  /// whichever rank runs it, and the step advances that state once, as one process's step.
+  std::tuple<double, double, index_t> run_batch_in_blocks(const MatrixRef<T>& X, FitPlan& plan,
+                                                          int epoch, index_t b) {
+    const index_t global_m = plan.batches.global_rows(b);
+    const index_t batch_start = b * plan.batch_size;
+    if constexpr (requires { exec_.set_step("", 0, "", 0); }) {
+      exec_.set_step("Sequential.fit epoch", epoch + 1, "batch", b + 1);
+    }
+    const std::vector<std::vector<std::int64_t>> step_random = random_states();
+    for (index_t k = block_sum_.first(); k < block_sum_.end(); ++k) {
+      restore_random_states(step_random);
+      const auto [offset, m] = block_sum_.rows_of(k, global_m);
+      if (m == 0) {
+        for (auto& layer : layers_) layer->shadow_forward();  // Dropout's stream advances
+        block_sum_.keep_empty(k);
+        continue;
+      }
+      // No reducer: a block's passes are this process's alone.
+      const BatchContext context{.offset = offset, .rows = m, .global_rows = global_m};
+      for (auto& layer : layers_) layer->begin_batch(context);
+      const TensorView<const T> xb = buffers_.gather(
+          X, plan.targets,
+          std::span<const index_t>(plan.order)
+              .subspan(static_cast<std::size_t>(batch_start + offset), static_cast<std::size_t>(m)),
+          !plan.shuffle, input_shape_);
+      const TensorView<const T> out = forward(xb, true);
+      loss_grad_.reshape(out.shape);
+      const Targets<T> yb = buffers_.targets(plan.targets);
+      const double loss = loss_->compute(out, yb, loss_grad_.view());
+      const double correct =
+          accuracy_ ? detail::count_correct(loss_->accuracy_kind(), out, yb) : 0.0;
+      backward(T(1), /*synchronize=*/false);
+      block_sum_.keep(k, grads_, static_cast<T>(static_cast<double>(m) / static_cast<double>(global_m)),
+                      {loss * static_cast<double>(m), correct});
+    }
+    // A rank without blocks (more ranks than blocks) still advances its random state.
+    if (block_sum_.first() == block_sum_.end()) {
+      for (auto& layer : layers_) layer->shadow_forward();
+    }
+    const auto [loss_sum, correct] = block_sum_.sum(exec_, grads_);
+    const double loss = loss_sum / static_cast<double>(global_m) + regularization_loss();
+    check_finite_loss(loss, plan, epoch, b);
+    optimizer_->step(params_, grads_);
+    return {loss, correct, global_m};
+  }
+
+  /// Every layer's random state (Layer::rng_state: Dropout's seed and call count).
+  std::vector<std::vector<std::int64_t>> random_states() {
+    std::vector<std::vector<std::int64_t>> states;
+    for (auto& layer : layers_) {
+      const auto r = layer->rng_state();
+      states.emplace_back(r.begin(), r.end());
+    }
+    return states;
+  }
+
+  void restore_random_states(const std::vector<std::vector<std::int64_t>>& states) {
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      const auto r = layers_[i]->rng_state();
+      std::copy(states[i].begin(), states[i].end(), r.begin());
+    }
+  }
+
+  /// The step's loss (over all ranks) must be finite before its update: training_error,
+  /// naming the epoch and batch, otherwise (the same on every rank: the loss is).
+  void check_finite_loss(double loss, const FitPlan& plan, int epoch, index_t b) const {
+    if (std::isfinite(loss)) return;
+    throw training_error(std::string(fit_where) + ": expected a finite loss, found " +
+                         std::to_string(loss) + " in epoch " + std::to_string(epoch + 1) + "/" +
+                         std::to_string(fit_params_.epochs) + ", batch " + std::to_string(b + 1) +
+                         "/" + std::to_string(plan.batches.steps()) + " (" +
+                         (Exec::is_distributed ? "over all ranks; " : "") +
+                         "the optimisation diverged: lower the learning rate, clip the "
+                         "gradients or scale the inputs)");
+  }
+
   /// The held-out rows' val_loss (and val_accuracy) into `logs`, over every rank's rows.
   void validate(const MatrixRef<T>& X, const FitPlan& plan, Logs& logs) {
-    // Replicated held-out rows: each rank evaluates its share of them.
+    const MatrixRef<T> held = plan.has_validation_data ? MatrixRef<T>(plan.X_val) : X;
+    const TargetData& targets = plan.has_validation_data ? plan.val_targets : plan.targets;
+    const index_t first = plan.has_validation_data ? 0 : plan.n_train;
+    // Blocked: the blocks split all the held-out rows (every rank holds them). Otherwise
+    // replicated held-out rows are shared by rank, and per-rank ones are each rank's own.
     const auto [val_begin, val_end] =
-        plan.has_validation_data ? plan.batches.held_out(0, plan.X_val.rows())
-                                 : plan.batches.held_out(plan.n_train, X.rows() - plan.n_train);
+        blocked_ ? std::pair<index_t, index_t>{first, held.rows()}
+                 : plan.batches.held_out(first, held.rows() - first);
     const auto [val_loss, val_correct, n_val] =
-        plan.has_validation_data ? evaluate_global(plan.X_val, plan.val_targets, val_begin, val_end)
-                                 : evaluate_global(X, plan.targets, val_begin, val_end);
+        blocked_ ? evaluate_in_blocks(held, targets, val_begin, val_end)
+                 : evaluate_global(held, targets, val_begin, val_end);
     logs.set("val_loss", val_loss);
     if (accuracy_) logs.set("val_accuracy", val_correct / static_cast<double>(n_val));
   }
@@ -865,12 +970,13 @@ class Sequential {
     return x;
   }
 
-  /// The backward pass from the loss gradient, calling the gradient-ready hook per layer.
-  void backward(T weight = T(1)) {
+  /// The backward pass from the loss gradient, calling the gradient-ready hook per layer
+  /// (unless the step sums its gradients itself: reproducible_blocks).
+  void backward(T weight = T(1), bool synchronize = true) {
     TensorView<const T> g = loss_grad_.view();
     for (std::size_t i = layers_.size(); i-- > 0;) {
       g = layers_[i]->backward(g, needs_input_grad_[i]);
-      gradient_ready(i, weight);
+      if (synchronize) gradient_ready(i, weight);
     }
   }
 
@@ -948,6 +1054,29 @@ class Sequential {
     exec_.allreduce(std::span<double>(sums), exec::reduce_op::sum);
     const auto rows = static_cast<index_t>(sums[2]);
     return {rows > 0 ? sums[0] / sums[2] + reg : 0.0, sums[1], rows};
+  }
+
+  /// evaluate_global under reproducible_blocks: rows [begin, end) of the whole held-out set
+  /// (replicated: every rank holds them all) cut into the fit's blocks, each rank evaluating its
+  /// blocks, the blocks' sums added in block order; the same bits on any number of ranks.
+  std::tuple<double, double, index_t> evaluate_in_blocks(const MatrixRef<T>& X,
+                                                         const TargetData& targets, index_t begin,
+                                                         index_t end) {
+    const index_t rows = end - begin;
+    const double reg = regularization_loss();
+    std::vector<double> mine;
+    for (index_t k = block_sum_.first(); k < block_sum_.end(); ++k) {
+      const auto [offset, m] = block_sum_.rows_of(k, rows);
+      double loss_sum = 0, correct = 0;
+      if (m > 0) {
+        const auto [loss, c] = evaluate_rows(X, targets, begin + offset, begin + offset + m);
+        loss_sum = (loss - reg) * static_cast<double>(m);
+        correct = c;
+      }
+      mine.insert(mine.end(), {loss_sum, correct});
+    }
+    const auto [loss_sum, correct] = detail::BlockSum<T>::sum_stats(exec_, mine);
+    return {rows > 0 ? loss_sum / static_cast<double>(rows) + reg : 0.0, correct, rows};
   }
 
   [[nodiscard]] double regularization_loss() const {
@@ -1034,6 +1163,9 @@ class Sequential {
   // Data-parallel training: the gradient buckets' reductions and one step's batch sums.
   detail::GradientSync<T, Exec> sync_;
   std::array<double, 2> step_stats_{};
+  // FitOptions::reproducible_blocks: the step's gradient summed block by block.
+  bool blocked_ = false;
+  detail::BlockSum<T> block_sum_;
 };
 
 }  // namespace onelearn::nn

@@ -41,6 +41,7 @@ inline onelearn::detail::NamedValues fit_agreement(const FitOptions& o) {
   v.add("replicated", o.replicated);
   v.add("shard_optimizer_state", o.shard_optimizer_state);
   v.add("bucket_bytes", o.bucket_bytes);
+  v.add("reproducible_blocks", o.reproducible_blocks);
   return v;
 }
 
