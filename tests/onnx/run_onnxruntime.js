@@ -6,7 +6,7 @@
 //   node run_onnxruntime.js MODEL.onnx INPUTS.json [MODEL2.onnx INPUTS2.json ...]
 //
 // INPUTS.json: {"X": {"dims": [150, 4], "type": "float32", "data": [5.1, 3.5, ...]}} (null for
-// NaN; "type" float32, the default, or float64).
+// NaN; "type" float32, the default, float64 or int64).
 // Prints one JSON array, an entry per model: {"label": {"dims": [150], "data": [0, 2, ...]},
 // ...}, int64 outputs as numbers. Exit status 1 with a message on stderr when anything fails.
 'use strict';
@@ -19,7 +19,11 @@ async function runOne(modelPath, inputPath) {
   const feeds = {};
   for (const [name, value] of Object.entries(spec)) {
     // JSON has no NaN: the tests write a missing value as null. "type" float64 feeds doubles
-    // (a float64 export), anything else float32.
+    // (a float64 export), int64 integers (codes, labels), anything else float32.
+    if (value.type === 'int64') {
+      feeds[name] = new ort.Tensor('int64', BigInt64Array.from(value.data, (v) => BigInt(v)), value.dims);
+      continue;
+    }
     const type = value.type === 'float64' ? 'float64' : 'float32';
     const Array_ = type === 'float64' ? Float64Array : Float32Array;
     const data = Array_.from(value.data, (v) => (v === null ? NaN : v));

@@ -5,6 +5,7 @@
 // messages, opset-dependent attributes in both forms).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include <array>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -22,6 +24,7 @@
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/load.hpp"
 #include "onelearn/onnx/tensor.hpp"
+#include "onnxruntime_support.hpp"
 
 namespace ox = onelearn::onnx;
 using ox::Shape;
@@ -484,6 +487,158 @@ TEST_CASE("ONNX-ML LinearClassifier, LinearRegressor and Scaler against scikit-l
                {-0.6246950475544243, -0.08192319205190397, 1.2493900951088484,
                 -1.0650014966747525},
                1e-5);
+}
+
+namespace {
+
+/// One graph with every ONNX-ML feature transform: X (3 x 3) through Normalizer (L1, L2, MAX),
+/// Binarizer and ArrayFeatureExtractor; M (2 x 3, NaN missing) through Imputer; integer codes
+/// through OneHotEncoder and LabelEncoder.
+ModelBuilder feature_transforms() {
+  ModelBuilder b(17, 2);
+  b.input("X", {-1, 3});
+  b.input("M", {-1, 3});
+  b.input("codes", {-1}, ::onnx::TensorProto::INT64);
+  for (const char* norm : {"L1", "L2", "MAX"}) {
+    set_string(b.node("Normalizer", {"X"}, {std::string("norm_") + norm}, std::string("n") + norm,
+                      "ai.onnx.ml"),
+               "norm", norm);
+  }
+  set_float(b.node("Binarizer", {"X"}, {"binary"}, "bin", "ai.onnx.ml"), "threshold", 0.5F);
+  b.initializer("picks", i64({2}, {2, 0}));
+  b.node("ArrayFeatureExtractor", {"X", "picks"}, {"picked"}, "afe", "ai.onnx.ml");
+  auto& imputer = b.node("Imputer", {"M"}, {"imputed"}, "imp", "ai.onnx.ml");
+  set_floats(imputer, "imputed_value_floats", {10, 20, 30});
+  set_float(imputer, "replaced_value_float", std::numeric_limits<float>::quiet_NaN());
+  set_ints(b.node("OneHotEncoder", {"codes"}, {"onehot"}, "ohe", "ai.onnx.ml"), "cats_int64s",
+           {3, 1, 7});
+  auto& encoder = b.node("LabelEncoder", {"codes"}, {"encoded"}, "le", "ai.onnx.ml");
+  set_ints(encoder, "keys_int64s", {1, 3, 7});
+  set_floats(encoder, "values_floats", {0.5, 1.5, 2.5});
+  set_float(encoder, "default_float", -1.0F);
+  for (const char* out : {"norm_L1", "norm_L2", "norm_MAX", "binary", "picked", "imputed", "onehot", "encoded"}) {
+    b.output(out);
+  }
+  return b;
+}
+
+const float nan_value = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<Tensor> feature_transform_inputs() {
+  return {f32({3, 3}, {3, -4, 0, 1, 2, -1, 0, 0, 0}), f32({2, 3}, {nan_value, 1, nan_value, 2, nan_value, 5}),
+          i64({4}, {7, 1, 5, 3})};
+}
+
+}  // namespace
+
+TEST_CASE("ONNX-ML Normalizer, Binarizer, ArrayFeatureExtractor, Imputer, OneHotEncoder, "
+          "LabelEncoder: the specification's values") {
+  const auto out = feature_transforms().graph().run(feature_transform_inputs());
+  const double r6 = std::sqrt(6.0);
+  // Rows (3, -4, 0), (1, 2, -1) and zeros, which every norm leaves as they are.
+  check_values(out[0], {3, 3}, {3 / 7.0, -4 / 7.0, 0, 0.25, 0.5, -0.25, 0, 0, 0});
+  check_values(out[1], {3, 3}, {0.6, -0.8, 0, 1 / r6, 2 / r6, -1 / r6, 0, 0, 0});
+  // MAX divides by the largest value (3 and 2), not the largest magnitude.
+  check_values(out[2], {3, 3}, {1, -4 / 3.0, 0, 0.5, 1, -0.5, 0, 0, 0});
+  check_values(out[3], {3, 3}, {1, 0, 0, 1, 1, 0, 0, 0, 0});
+  check_values(out[4], {3, 2}, {0, 3, -1, 1, 0, 0});
+  check_values(out[5], {2, 3}, {10, 1, 30, 2, 20, 5});
+  // Categories (3, 1, 7): 7, 1, 5 (none: zeros), 3.
+  check_values(out[6], {4, 3}, {0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0});
+  check_values(out[7], {4}, {2.5, 0.5, -1, 1.5});
+  CHECK(out[5].dtype() == ox::DataType::float32);
+  CHECK(out[7].dtype() == ox::DataType::float32);
+
+  SUBCASE("integer outputs, one-row inputs, defaults") {
+    ModelBuilder b(17, 2);
+    b.input("X", {3});
+    b.input("codes", {-1}, ::onnx::TensorProto::INT64);
+    auto& le = b.node("LabelEncoder", {"codes"}, {"encoded"}, "le", "ai.onnx.ml");
+    set_ints(le, "keys_int64s", {4, 5});
+    set_ints(le, "values_int64s", {40, 50});
+    b.initializer("one", i64({1}, {1}));
+    b.node("ArrayFeatureExtractor", {"X", "one"}, {"picked"}, "afe", "ai.onnx.ml");
+    set_string(b.node("Normalizer", {"X"}, {"l2"}, "n", "ai.onnx.ml"), "norm", "L2");
+    b.output("encoded", ::onnx::TensorProto::INT64);
+    b.output("picked");
+    b.output("l2");
+    const auto r = b.graph().run({f32({3}, {0, 3, 4}), i64({3}, {5, 6, 4})});
+    check_values(r[0], {3}, {50, -1, 40});  // default_int64 is -1
+    check_values(r[1], {1, 1}, {3});        // a (C) input gives (1, k)
+    check_values(r[2], {3}, {0, 0.6, 0.8});
+  }
+}
+
+TEST_CASE("ONNX-ML feature transforms: bad attributes and inputs are typed errors naming the node") {
+  auto expect_error = [](auto configure, const std::vector<Tensor>& inputs, const std::string& part) {
+    ModelBuilder b(17, 2);
+    configure(b);
+    b.output("y");
+    const std::string m = message_of<std::exception>([&] { (void)b.graph().run(inputs); });
+    CAPTURE(m);
+    CHECK(contains(m, part));
+  };
+  const std::vector<Tensor> codes{i64({2}, {1, 9})};
+  expect_error([](ModelBuilder& b) {
+    b.input("c", {-1}, ::onnx::TensorProto::INT64);
+    auto& n = b.node("OneHotEncoder", {"c"}, {"y"}, "strict", "ai.onnx.ml");
+    set_ints(n, "cats_int64s", {1, 2});
+    set_int(n, "zeros", 0);
+  }, codes, "is no category");
+  expect_error([](ModelBuilder& b) {
+    b.input("c", {-1}, ::onnx::TensorProto::INT64);
+    auto& n = b.node("LabelEncoder", {"c"}, {"y"}, "uneven", "ai.onnx.ml");
+    set_ints(n, "keys_int64s", {1, 2});
+    set_floats(n, "values_floats", {0.5});
+  }, codes, "2 keys and 1 values");
+  expect_error([](ModelBuilder& b) {
+    b.input("c", {-1}, ::onnx::TensorProto::INT64);
+    b.initializer("p", i64({1}, {3}));
+    b.node("ArrayFeatureExtractor", {"c", "p"}, {"y"}, "beyond", "ai.onnx.ml");
+  }, codes, "Y[0] = 3 is outside 0..1");
+  expect_error([](ModelBuilder& b) {
+    b.input("x", {-1, 2});
+    set_floats(b.node("Imputer", {"x"}, {"y"}, "three", "ai.onnx.ml"), "imputed_value_floats", {1, 2, 3});
+  }, {f32({1, 2}, {0, 1})}, "3 imputed values, expected 1 or 2");
+  expect_error([](ModelBuilder& b) {
+    b.input("x", {-1, 2});
+    set_string(b.node("Normalizer", {"x"}, {"y"}, "lp", "ai.onnx.ml"), "norm", "L3");
+  }, {f32({1, 2}, {0, 1})}, "'lp'");
+}
+
+TEST_CASE("ONNX-ML feature transforms equal onnxruntime's" *
+          doctest::skip(!onelearn::test::onnxruntime_unavailable().empty())) {
+  namespace fs = std::filesystem;
+  const fs::path dir = onelearn::test::scratch_dir("onelearn_onnx_ml");
+  const ModelBuilder b = feature_transforms();
+  {
+    std::ofstream model(dir / "transforms.onnx", std::ios::binary);
+    REQUIRE(b.proto().SerializeToOstream(&model));
+  }
+  std::ofstream(dir / "transforms.json")
+      << R"({"X": {"dims": [3, 3], "data": [3, -4, 0, 1, 2, -1, 0, 0, 0]},)"
+      << R"( "M": {"dims": [2, 3], "data": [null, 1, null, 2, null, 5]},)"
+      << R"( "codes": {"dims": [4], "type": "int64", "data": [7, 1, 5, 3]}})";
+  using onelearn::test::quoted;
+  const auto [status, text] = onelearn::test::run_command(
+      onelearn::test::node_command() + " " + quoted(onelearn::test::runner_script().string()) +
+      " " + quoted((dir / "transforms.onnx").string()) + " " + quoted((dir / "transforms.json").string()));
+  REQUIRE_MESSAGE(status == 0, text);
+  const auto ort = nlohmann::json::parse(text).at(0);
+  const auto mine = b.graph().run(feature_transform_inputs());
+  const std::vector<std::string> names{"norm_L1", "norm_L2", "norm_MAX", "binary", "picked", "imputed", "onehot", "encoded"};
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    CAPTURE(names[k]);
+    const auto& theirs = ort.at(names[k]);
+    CHECK(theirs.at("dims").get<std::vector<std::int64_t>>() == mine[k].shape());
+    const auto values = theirs.at("data").get<std::vector<double>>();
+    const auto ours = mine[k].to_vector<double>();
+    REQUIRE(values.size() == ours.size());
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      CAPTURE(i);
+      CHECK(ours[i] == doctest::Approx(values[i]).epsilon(1e-6));
+    }
+  }
 }
 
 TEST_CASE("ONNX-ML binary LinearClassifier: one score column, labels by its sign") {

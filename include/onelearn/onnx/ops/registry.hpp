@@ -34,6 +34,7 @@
 #include "onelearn/onnx/ops/generate.hpp"
 #include "onelearn/onnx/ops/logic.hpp"
 #include "onelearn/onnx/ops/ml.hpp"
+#include "onelearn/onnx/ops/ml_transforms.hpp"
 #include "onelearn/onnx/ops/movement.hpp"
 #include "onelearn/onnx/ops/nn.hpp"
 #include "onelearn/onnx/ops/pad.hpp"
@@ -76,6 +77,7 @@ const std::vector<OperatorInfo>& operators() {
   constexpr TypeSet any{};
   constexpr TypeSet wide = floats | TypeSet{DataType::int64, DataType::int32};
   constexpr TypeSet ml_in = floats | TypeSet{DataType::int64};
+  constexpr TypeSet ml_in32 = ml_in | TypeSet{DataType::int32};
   static const std::vector<OperatorInfo> table = {
       {"Abs", ops::abs, 1, numbers, ""},
       {"Acos", ops::acos, 7, floats, ""},
@@ -210,8 +212,14 @@ const std::vector<OperatorInfo>& operators() {
       {"Upsample", ops::upsample, 7, numbers, "nearest, linear (deprecated by Resize)"},
       {"Where", ops::where, 9, bools, "condition bool; X and Y of any one type"},
       {"Xor", ops::logical_xor, 1, bools, ""},
+      {"ai.onnx.ml:ArrayFeatureExtractor", ops::ml_array_feature_extractor, 1, numbers, "a (C) input gives (1, k)"},
+      {"ai.onnx.ml:Binarizer", ops::ml_binarizer, 1, ml_in32, ""},
+      {"ai.onnx.ml:Imputer", ops::ml_imputer, 1, ml_in32, ""},
+      {"ai.onnx.ml:LabelEncoder", ops::ml_label_encoder, 1, TypeSet{DataType::float32, DataType::int64}, "numeric keys and values (opset 2); no strings"},
       {"ai.onnx.ml:LinearClassifier", ops::linear_classifier, 1, ml_in, "integer labels"},
       {"ai.onnx.ml:LinearRegressor", ops::linear_regressor, 1, ml_in, ""},
+      {"ai.onnx.ml:Normalizer", ops::ml_normalizer, 1, ml_in32, "MAX: the largest value, as onnxruntime"},
+      {"ai.onnx.ml:OneHotEncoder", ops::ml_one_hot_encoder, 1, ml_in32, "cats_int64s; reals truncated to int64"},
       {"ai.onnx.ml:Scaler", ops::scaler, 1, ml_in, ""},
       {"ai.onnx.ml:TreeEnsembleClassifier", ops::tree_ensemble_classifier, 1, ml_in, "integer labels"},
       {"ai.onnx.ml:TreeEnsembleRegressor", ops::tree_ensemble_regressor, 1, ml_in, ""},
