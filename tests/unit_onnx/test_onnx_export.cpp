@@ -38,6 +38,7 @@
 #include "onelearn/onnx/export.hpp"
 #include "onelearn/onnx/export/check.hpp"
 #include "onelearn/onnx/graph.hpp"
+#include "onelearn/onnx/to_estimator.hpp"
 #include "onelearn/space/space.hpp"
 #include "support.hpp"
 #include "onnxruntime_support.hpp"
@@ -706,4 +707,83 @@ TEST_CASE("ONNX export errors: not fitted, not exportable, unwritable path") {
   std::ofstream(ok) << "old contents";
   ox::save(ridge, ok);
   CHECK(ox::read_model_proto(ok).SerializeAsString() == ox::to_proto(ridge).SerializeAsString());
+}
+
+// LabelEncoder reads a vector of labels, not an N x n_features matrix: one ai.onnx.ml
+// LabelEncoder node (skl2onnx's layout), int64 labels in, codes out, -1 for a label fit never
+// saw. The executor, onnxruntime and to_estimator must all agree with the encoder.
+TEST_CASE("ONNX export of LabelEncoder: codes in the executor and onnxruntime, to_estimator back") {
+  using namespace onelearn;
+  Vector<std::int64_t> y(6);
+  y << 30, 10, 20, 10, 30, 50;
+  preprocessing::LabelEncoder<std::int64_t> encoder;
+  encoder.fit(y);
+  const ::onnx::ModelProto proto = ox::to_proto(encoder);
+  CHECK_NOTHROW(ox::check_model_full(proto));
+  REQUIRE(proto.graph().input_size() == 1);
+  CHECK(proto.graph().input(0).type().tensor_type().elem_type() == ::onnx::TensorProto::INT64);
+  CHECK(proto.graph().input(0).type().tensor_type().shape().dim_size() == 1);
+
+  const std::vector<std::int64_t> labels{50, 10, 99, 20, 30};  // 99 was never seen
+  std::vector<double> expected;
+  for (const std::int64_t v : labels) {
+    expected.push_back(v == 99 ? -1.0
+                               : static_cast<double>(encoder.transform(Vector<std::int64_t>::Constant(1, v))(0)));
+  }
+  CHECK(expected == std::vector<double>{3, 0, -1, 1, 2});
+  const auto codes = ox::Graph(proto).run({ox::Tensor({5}, labels)})[0];
+  CHECK(codes.dtype() == ox::DataType::int64);
+  CHECK(codes.to_vector<double>() == expected);
+
+  if (onnxruntime_unavailable().empty()) {
+    const fs::path model = work_dir() / "label_encoder.onnx";
+    ox::save(encoder, model);
+    std::ofstream(work_dir() / "label_encoder.json")
+        << R"({"X": {"dims": [5], "type": "int64", "data": [50, 10, 99, 20, 30]}})";
+    const auto [status, text] = onelearn::test::run_command(
+        onelearn::test::node_command() + " " + onelearn::test::quoted(onelearn::test::runner_script().string()) +
+        " " + onelearn::test::quoted(model.string()) + " " +
+        onelearn::test::quoted((work_dir() / "label_encoder.json").string()));
+    REQUIRE_MESSAGE(status == 0, text);
+    CHECK(nlohmann::json::parse(text).at(0).at("variable").at("data").get<std::vector<double>>() ==
+          expected);
+  } else {
+    MESSAGE("onnxruntime part skipped: ", onnxruntime_unavailable());
+  }
+
+  // Back: the same classes, the same codes.
+  const auto back = ox::to_estimator<preprocessing::LabelEncoder<std::int64_t>>(proto);
+  CHECK(back.classes() == encoder.classes());
+  CHECK(back.transform(y) == encoder.transform(y));
+
+  // Real labels: float32 keys; labels float32 cannot hold are refused.
+  Vector<double> reals(4);
+  reals << 0.5, -1.25, 2.0, 0.5;
+  preprocessing::LabelEncoder<double> real_encoder;
+  real_encoder.fit(reals);
+  const ::onnx::ModelProto real_proto = ox::to_proto(real_encoder, {.precision = ox::Precision::float64});
+  CHECK_NOTHROW(ox::check_model_full(real_proto));
+  CHECK(ox::Graph(real_proto).run({ox::Tensor({3}, std::vector<float>{2.0F, -1.25F, 0.5F})})[0]
+            .to_vector<double>() == std::vector<double>{2, 0, 1});
+  CHECK(ox::to_estimator<preprocessing::LabelEncoder<double>>(real_proto).classes() ==
+        real_encoder.classes());
+  Vector<double> tenth(2);
+  tenth << 0.1, 1.0;
+  preprocessing::LabelEncoder<double> inexact;
+  inexact.fit(tenth);
+  CHECK_THROWS_WITH_AS(ox::to_proto(inexact), doctest::Contains("not a float32 value"),
+                       ox::unsupported_error);
+  static_assert(!ox::Exportable<preprocessing::LabelEncoder<std::string>>);
+
+  // Another mapping than classes -> 0..k-1 is no LabelEncoder of onelearn's.
+  ::onnx::ModelProto swapped = proto;
+  auto* values = swapped.mutable_graph()->mutable_node(0)->mutable_attribute();
+  for (auto& a : *values) {
+    if (a.name() == "values_int64s") {
+      a.set_ints(0, 1);
+      a.set_ints(1, 0);
+    }
+  }
+  CHECK_THROWS_WITH_AS(ox::to_estimator<preprocessing::LabelEncoder<std::int64_t>>(swapped),
+                       doctest::Contains("another mapping at key 0"), ox::unsupported_error);
 }

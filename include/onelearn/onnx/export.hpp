@@ -30,6 +30,8 @@
  *   LogisticRegression, SGDClassifier (LinearClassifier);
  * - `preprocessing.hpp`: StandardScaler, MinMaxScaler, MaxAbsScaler (Scaler); Normalizer,
  *   SimpleImputer, PolynomialFeatures, OneHotEncoder of numeric codes (plain ONNX operators);
+ * - `labels.hpp`: LabelEncoder of int64 or real labels (LabelEncoder; its input is the label
+ *   vector);
  * - `decomposition.hpp`: PCA (Sub, MatMul, Div);
  * - `cluster.hpp`: KMeans (label, scores);
  * - `naive_bayes.hpp`: GaussianNB, MultinomialNB;
@@ -65,4 +67,5 @@
 #include "onelearn/onnx/export/nn.hpp"
 #include "onelearn/onnx/export/pipeline.hpp"
 #include "onelearn/onnx/export/trees.hpp"
+#include "onelearn/onnx/export/labels.hpp"
 #include "onelearn/onnx/export/preprocessing.hpp"

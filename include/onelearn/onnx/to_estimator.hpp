@@ -58,6 +58,10 @@
  *   and each row's label or target; refitted on those rows (under exec::mpi each rank keeps
  *   its block of them, in order). Not as a Pipeline step. skl2onnx's k-NN layouts (a Scan
  *   loop, or com.microsoft's CDist) are not read.
+ * - `preprocessing::LabelEncoder<T>` (int64 or real labels): one LabelEncoder, keys_int64s (or
+ *   keys_floats) the classes in increasing order, values_int64s their codes 0..k-1 (onelearn's
+ *   and skl2onnx's layout); the encoder is refitted on those classes (collective under
+ *   exec::mpi, as fit is).
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
  * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
@@ -126,6 +130,7 @@
 #include "onelearn/onnx/load.hpp"
 // standard_scaler.hpp before any other preprocessing header (see onnx/export/preprocessing.hpp).
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "onelearn/preprocessing/label_encoder.hpp"
 // (keep the order)
 #include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
@@ -158,7 +163,7 @@ inline bool import_is_default(const ::onnx::NodeProto& n) {
 }
 inline bool import_is_model_node(const ::onnx::NodeProto& n) {
   return import_is_ml(n) && (n.op_type() == "Scaler" || n.op_type() == "LinearRegressor" ||
-                             n.op_type() == "LinearClassifier" ||
+                             n.op_type() == "LinearClassifier" || n.op_type() == "LabelEncoder" ||
                              n.op_type() == "TreeEnsembleClassifier" ||
                              n.op_type() == "TreeEnsembleRegressor");
 }
@@ -204,7 +209,8 @@ inline ImportChain import_chain(const ::onnx::ModelProto& model, std::string_vie
     import_unsupported(n, target, unsupported_kind::op, n.op_type(),
                        "unsupported operator " + n.op_type() + " (domain " + domain +
                            "); expected the ai.onnx.ml Scaler, LinearRegressor, "
-                           "LinearClassifier, TreeEnsembleClassifier or TreeEnsembleRegressor "
+                           "LinearClassifier, LabelEncoder, TreeEnsembleClassifier or "
+                           "TreeEnsembleRegressor "
                            "and the parameter-free Identity, Cast, Normalizer, ZipMap");
   }
   // The one graph input (the features).
@@ -701,6 +707,45 @@ E import_scaler(const ImportStep& s, Exec exec) {
       s, [&] { return E::from_fitted(params, mean, divisor, Vector<T>(), std::move(exec)); });
 }
 
+/// LabelEncoder: one LabelEncoder whose keys are the classes in increasing order and whose
+/// values their codes 0..k-1 (onelearn's and skl2onnx's layout); refitted on those classes.
+template <class E, class T, exec::ExecutionPolicy Exec>
+E import_label_encoder(const ImportStep& s, Exec exec) {
+  import_expect_op(s, "LabelEncoder");
+  if (s.last) (void)import_check_trailing(s.chain, s.target, false);
+  const NodeAttributes ctx = import_context(s.node);
+  std::vector<T> keys;
+  if constexpr (std::is_integral_v<T>) {
+    const auto ints = ctx.get_ints("keys_int64s").value_or(std::vector<std::int64_t>{});
+    keys.assign(ints.begin(), ints.end());
+  } else {
+    for (const float v : ctx.get_floats("keys_floats")) keys.push_back(static_cast<T>(v));
+  }
+  const auto values = ctx.get_ints("values_int64s").value_or(std::vector<std::int64_t>{});
+  if (keys.empty()) {
+    import_fail(s.node, s.target,
+                std::string("expected the classes in ") +
+                    (std::is_integral_v<T> ? "keys_int64s" : "keys_floats") + ", found none");
+  }
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const bool increasing = k == 0 || keys[k - 1] < keys[k];
+    if (!increasing || k >= values.size() || values[k] != static_cast<std::int64_t>(k) ||
+        values.size() != keys.size()) {
+      import_unsupported(s.node, s.target, unsupported_kind::attribute, "keys and values",
+                         "expected keys in increasing order mapped to 0, 1, ..., " +
+                             std::to_string(keys.size() - 1) +
+                             " (a LabelEncoder's classes and codes), found another mapping at "
+                             "key " + std::to_string(k));
+    }
+  }
+  const Vector<T> classes = Eigen::Map<const Vector<T>>(keys.data(), static_cast<index_t>(keys.size()));
+  return import_make(s, [&] {
+    E encoder(typename E::Params{}, std::move(exec));
+    encoder.fit(classes);  // the classes are their own sorted, unique labels
+    return encoder;
+  });
+}
+
 // ---- the estimator types ----
 
 template <class E>
@@ -735,6 +780,17 @@ struct importer<linear_model::LogisticRegression<T, Exec>> {
   static constexpr std::string_view name = "LogisticRegression";
   static auto read(const ImportStep& s, Exec exec) {
     return import_classifier<linear_model::LogisticRegression<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec>
+  requires(!std::is_same_v<T, std::string>)
+struct importer<preprocessing::LabelEncoder<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "LabelEncoder";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_label_encoder<preprocessing::LabelEncoder<T, Exec>, T>(s, std::move(exec));
   }
 };
 

@@ -476,6 +476,20 @@ std::int64_t export_input_features(const M& m) {
   }
 }
 
+/// The graph input "X" a model reads: its element type and dims.
+struct ExportedInput {
+  std::int32_t elem_type = ::onnx::TensorProto::FLOAT;
+  std::vector<std::int64_t> dims;
+};
+
+/// By default the features: real (the export's precision), N x n_features_in(). A model that
+/// reads something else declares it with an overload found by argument-dependent lookup, as
+/// export_model is (LabelEncoder: a vector of labels).
+template <class M>
+ExportedInput export_input(const GraphBuilder& b, const M& m) {
+  return {b.real_type(), {-1, export_input_features(m)}};
+}
+
 /// The fitted `model` as an ONNX ModelProto (see the top of this header), in the precision
 /// `options` asks for.
 template <Exportable M>
@@ -496,9 +510,9 @@ template <Exportable M>
   const std::string name = detail::estimator_name<M>();
   ::onnx::GraphProto& graph = *proto.mutable_graph();
   graph.set_name(name);
-  const std::int64_t features = export_input_features(model);
   GraphBuilder builder(graph, options.precision);
-  detail::set_value_info(*graph.add_input(), "X", builder.real_type(), {-1, features});
+  const ExportedInput input = export_input(builder, model);
+  detail::set_value_info(*graph.add_input(), "X", input.elem_type, input.dims);
 
   // Reserved: no internal value takes the input's name or an output's final name.
   for (const char* reserved : {"X", "label", "probabilities", "scores", "variable"}) {
