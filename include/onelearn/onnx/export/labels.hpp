@@ -6,8 +6,10 @@
  *
  * \code
  * #include <onelearn/onnx/export/labels.hpp>   // onnx/export.hpp includes it
+ * onelearn::Vector<std::int64_t> labels(4);
+ * labels << 30, 10, 20, 10;
  * onelearn::preprocessing::LabelEncoder<std::int64_t> encoder;
- * onelearn::onnx::save(encoder.fit(y), "labels.onnx");   // input "X": int64 labels, (N)
+ * onelearn::onnx::save(encoder.fit(labels), "labels.onnx");   // input "X": int64 labels, (N)
  * \endcode
  *
  * One ai.onnx.ml LabelEncoder node, as skl2onnx writes scikit-learn's: keys = classes() (in
