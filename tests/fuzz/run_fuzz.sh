@@ -2,8 +2,9 @@
 # Runs the ONNX loader's fuzz target for a bounded number of inputs, as CTest's onnx_fuzz test does.
 #   tests/fuzz/run_fuzz.sh FUZZER SECONDS TESTDATA_DIR WORK_DIR
 # The seed corpus is the ONNX backend test data's models and input tensors (up to 200 KB each:
-# bigger ones slow every mutation down and add no new structure) plus tests/fuzz/regressions/,
-# the inputs that once found a bug. New inputs libFuzzer finds go to WORK_DIR/corpus, so a
+# bigger ones slow every mutation down and add no new structure), tests/fuzz/seeds/ (models of
+# operators the backend data lacks: the ai.onnx.ml feature transforms), and
+# tests/fuzz/regressions/, the inputs that once found a bug. New inputs libFuzzer finds go to WORK_DIR/corpus, so a
 # second run starts from where the first stopped. A crash prints the input (also saved in
 # WORK_DIR) and fails the test.
 set -euo pipefail
@@ -21,7 +22,7 @@ if [[ -z "$(ls -A "$seeds")" ]]; then
     done
   done
 fi
-echo "run_fuzz: $(ls "$seeds" | wc -l) seeds from $testdata, $(ls "$here/regressions" | wc -l) regressions, $seconds s"
+echo "run_fuzz: $(ls "$seeds" | wc -l) seeds from $testdata, $(ls "$here/seeds" | wc -l) of our own, $(ls "$here/regressions" | wc -l) regressions, $seconds s"
 cd "$work"
 # -seed and -runs make the run repeatable: CI executes the same mutations a developer ran
 # (with an empty WORK_DIR/corpus), so a finding reproduces, and a bug found later by a longer
@@ -30,4 +31,4 @@ cd "$work"
 # -timeout: one input running longer than 10 s is reported as a hang; -rss_limit_mb bounds
 # the memory (the target refuses single allocations above 64 MiB itself).
 exec "$fuzzer" -seed="${FUZZ_SEED:-1}" -runs=$((seconds * 17000)) -max_total_time=$((seconds * 3)) \
-  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 corpus "$seeds" "$here/regressions"
+  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 corpus "$seeds" "$here/seeds" "$here/regressions"

@@ -52,7 +52,10 @@ inline std::vector<Tensor> ml_normalizer(const NodeContext& ctx) {
   const Tensor& in = ctx.input(0);
   const std::string norm = ctx.get_string("norm", "MAX");
   if (norm != "MAX" && norm != "L1" && norm != "L2") ctx.unsupported_attribute("norm " + norm);
-  const auto [rows, cols] = detail::ml_matrix_shape(ctx, in);
+  // Not a structured binding: the lambda below captures them (clang refuses that before C++20's
+  // P1091 support, which its 14 and 15 lack).
+  const std::pair<std::int64_t, std::int64_t> matrix = detail::ml_matrix_shape(ctx, in);
+  const std::int64_t rows = matrix.first, cols = matrix.second;
   std::vector<float> y(static_cast<std::size_t>(rows * cols));
   visit_types<types::floats | TypeSet{DataType::int64, DataType::int32}>(
       ctx, in, [&](auto x) {
