@@ -446,6 +446,41 @@ TEST_CASE_TEMPLATE("onnx import: StandardScaler and Pipeline round trip", T, flo
   }
 }
 
+TEST_CASE_TEMPLATE("onnx import: MinMaxScaler and MaxAbsScaler round trip, alone and in a Pipeline",
+                   T, float, double) {
+  using onelearn::preprocessing::MaxAbsScaler;
+  using onelearn::preprocessing::MinMaxScaler;
+  const auto diabetes = onelearn::test::load_split<T>("diabetes");
+  MinMaxScaler<T> min_max({.feature_range = {-1.0, 2.0}});
+  min_max.fit(diabetes.X_train);
+  const MinMaxScaler<T> back = round_trip(min_max);
+  CHECK(back.get_params().feature_range.min == -1.0);  // from the metadata
+  CHECK(back.get_params().feature_range.max == 2.0);
+  // The file holds float32 offset and scale: the transform agrees to float32's precision.
+  CHECK(scaled_error(back.transform(diabetes.X_test), min_max.transform(diabetes.X_test)) <= 1e-6);
+  CHECK(onelearn::test::max_relative_error(back.scale(), min_max.scale()) <= 1e-6);
+  CHECK(onelearn::test::max_relative_error(back.data_min(), min_max.data_min()) <= 1e-5);
+
+  MaxAbsScaler<T> max_abs;
+  max_abs.fit(diabetes.X_train);
+  const MaxAbsScaler<T> back_abs = round_trip(max_abs);
+  CHECK(onelearn::test::max_relative_error(back_abs.scale(), max_abs.scale()) <= 1e-6);
+  CHECK(scaled_error(back_abs.transform(diabetes.X_test), max_abs.transform(diabetes.X_test)) <= 1e-6);
+
+  auto pipe = onelearn::pipeline::make_pipeline(MinMaxScaler<T>(), Ridge<T>({.alpha = 0.5}));
+  pipe.fit(diabetes.X_train, diabetes.y_train);
+  const auto back_pipe = round_trip(pipe);
+  CHECK(back_pipe.template step<1>().get_params().alpha == 0.5);
+  CHECK(scaled_error(back_pipe.predict(diabetes.X_test), pipe.predict(diabetes.X_test)) <= 1e-5);
+
+  // A Scaler that shifts is no MaxAbsScaler.
+  StandardScaler<T> standard;
+  standard.fit(diabetes.X_train);
+  CHECK_THROWS_WITH_AS(
+      onelearn::onnx::to_estimator<MaxAbsScaler<T>>(onelearn::onnx::to_proto(standard)),
+      doctest::Contains("a MaxAbsScaler does not shift"), onelearn::onnx::unsupported_error);
+}
+
 TEST_CASE_TEMPLATE("onnx import: skl2onnx layouts against scikit-learn 1.2.1", T, float, double) {
   const Matrix<T> X = iris_test_rows<T>();
 

@@ -58,6 +58,11 @@
  *   and each row's label or target; refitted on those rows (under exec::mpi each rank keeps
  *   its block of them, in order). Not as a Pipeline step. skl2onnx's k-NN layouts (a Scan
  *   loop, or com.microsoft's CDist) are not read.
+ * - `preprocessing::MinMaxScaler<T>`, `MaxAbsScaler<T>`: one Scaler (MaxAbsScaler: offset 0);
+ *   the file holds the transform only, so the scaler is refitted on the rows that give it
+ *   (MaxAbsScaler: one row of 1 / scale; MinMaxScaler: data_min and data_max, from the
+ *   metadata's feature_range or (0, 1)); n_samples_seen() is that fit's. A MinMaxScaler
+ *   exported with clip = true (a Clip node follows) is not read.
  * - `preprocessing::LabelEncoder<T>` (int64 or real labels): one LabelEncoder, keys_int64s (or
  *   keys_floats) the classes in increasing order, values_int64s their codes 0..k-1 (onelearn's
  *   and skl2onnx's layout); the encoder is refitted on those classes (collective under
@@ -106,6 +111,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -131,6 +137,8 @@
 // standard_scaler.hpp before any other preprocessing header (see onnx/export/preprocessing.hpp).
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "onelearn/preprocessing/label_encoder.hpp"
+#include "onelearn/preprocessing/max_abs_scaler.hpp"
+#include "onelearn/preprocessing/min_max_scaler.hpp"
 // (keep the order)
 #include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
@@ -650,11 +658,14 @@ E import_classifier(const ImportStep& s, Exec exec) {
       s, [&] { return E::from_fitted(params, coef_t, intercept_t, classes, std::move(exec)); });
 }
 
-/// StandardScaler: one Scaler.
-template <class E, class T, exec::ExecutionPolicy Exec>
-E import_scaler(const ImportStep& s, Exec exec) {
+/// A Scaler's transform, (x - offset) * scale, one value per feature (a single offset or scale
+/// value applies to every feature; absent: 0 and 1).
+struct ScalerValues {
+  std::vector<double> offset, scale;
+};
+
+inline ScalerValues import_scaler_values(const ImportStep& s) {
   import_expect_op(s, "Scaler");
-  if (s.last) (void)import_check_trailing(s.chain, s.target, false);
   const NodeAttributes ctx = import_context(s.node);
   const std::vector<float> offset = ctx.get_floats("offset");
   const std::vector<float> scale = ctx.get_floats("scale");
@@ -681,11 +692,25 @@ E import_scaler(const ImportStep& s, Exec exec) {
     if (v.empty()) return fallback;
     return static_cast<double>(v[v.size() == 1 ? 0 : static_cast<std::size_t>(j)]);
   };
+  ScalerValues out;
+  for (std::int64_t j = 0; j < p; ++j) {
+    out.offset.push_back(value(offset, j, 0.0));
+    out.scale.push_back(value(scale, j, 1.0));
+  }
+  return out;
+}
+
+/// StandardScaler: one Scaler.
+template <class E, class T, exec::ExecutionPolicy Exec>
+E import_scaler(const ImportStep& s, Exec exec) {
+  const ScalerValues values = import_scaler_values(s);
+  if (s.last) (void)import_check_trailing(s.chain, s.target, false);
+  const auto p = static_cast<std::int64_t>(values.offset.size());
   Vector<T> mean(p), divisor(p);
   bool centred = false, scaled = false;
   for (std::int64_t j = 0; j < p; ++j) {
-    const double o = value(offset, j, 0.0);
-    const double m = value(scale, j, 1.0);
+    const double o = values.offset[static_cast<std::size_t>(j)];
+    const double m = values.scale[static_cast<std::size_t>(j)];
     if (!std::isfinite(m) || !(m > 0)) {
       import_unsupported(s.node, s.target, unsupported_kind::attribute, "scale <= 0",
                          "scale[" + std::to_string(j) + "] = " + std::to_string(m) +
@@ -705,6 +730,67 @@ E import_scaler(const ImportStep& s, Exec exec) {
   if (!params.with_std) divisor.setOnes();
   return import_make(
       s, [&] { return E::from_fitted(params, mean, divisor, Vector<T>(), std::move(exec)); });
+}
+
+/// MinMaxScaler and MaxAbsScaler: one Scaler, as onelearn and skl2onnx write them. The file
+/// holds the transform only, so the estimator is refitted on the rows that give it: for
+/// MaxAbsScaler one row of the largest magnitudes 1 / scale (offset must be 0); for
+/// MinMaxScaler the two rows data_min = a / scale + offset and data_max = data_min + (b - a) /
+/// scale that its feature_range (a, b) (the metadata's, else (0, 1)) maps onto the file's
+/// transform. What the file does not carry is that fit's (n_samples_seen(): 1 or 2).
+template <class E, class T, exec::ExecutionPolicy Exec>
+E import_range_scaler(const ImportStep& s, Exec exec) {
+  constexpr bool min_max = requires(const typename E::Params& p) { p.feature_range; };
+  const ScalerValues values = import_scaler_values(s);
+  if (s.last) (void)import_check_trailing(s.chain, s.target, false);
+  typename E::Params params{};
+  if (s.params != nullptr) params = import_step_params<typename E::Params>(s);
+  if constexpr (min_max) {
+    // A FeatureRange cannot be set by name (set_params), and its printed value "(a, b)" holds
+    // the comma that separates the parameters: read it from the metadata text itself.
+    const auto text = s.chain.metadata.find("parameters");
+    if (s.params != nullptr && text != s.chain.metadata.end()) {
+      const std::string key = s.prefix + "feature_range=";
+      const std::string& all = text->second;
+      for (auto at = all.find(key); at != std::string::npos; at = all.find(key, at + 1)) {
+        if (at != 0 && all.compare(at - 2, 2, ", ") != 0) continue;  // the end of another name
+        double a = 0, b = 0;
+        if (std::sscanf(all.c_str() + at + key.size(), "(%lf, %lf)", &a, &b) == 2 && a < b) {
+          params.feature_range = {a, b};
+        }
+        break;
+      }
+    }
+  }
+  const auto p = static_cast<index_t>(values.scale.size());
+  Matrix<T> rows(min_max ? 2 : 1, p);
+  for (index_t j = 0; j < p; ++j) {
+    const double offset = values.offset[static_cast<std::size_t>(j)];
+    const double scale = values.scale[static_cast<std::size_t>(j)];
+    if (!std::isfinite(scale) || !(scale > 0) || !std::isfinite(offset)) {
+      import_unsupported(s.node, s.target, unsupported_kind::attribute, "scale <= 0",
+                         "scale[" + std::to_string(j) + "] = " + std::to_string(scale) +
+                             ", offset " + std::to_string(offset) +
+                             ": expected a finite offset and a positive scale");
+    }
+    if constexpr (min_max) {
+      const double a = params.feature_range.min, b = params.feature_range.max;
+      rows(0, j) = static_cast<T>(a / scale + offset);
+      rows(1, j) = static_cast<T>(a / scale + offset + (b - a) / scale);
+    } else {
+      if (offset != 0) {
+        import_unsupported(s.node, s.target, unsupported_kind::attribute, "offset",
+                           "offset[" + std::to_string(j) + "] = " + std::to_string(offset) +
+                               ": a MaxAbsScaler does not shift");
+      }
+      rows(0, j) = static_cast<T>(1.0 / scale);
+    }
+  }
+  return import_make(s, [&] {
+    E scaler(params, std::move(exec));
+    scaler.fit(rows);
+    return scaler;
+  });
 }
 
 /// LabelEncoder: one LabelEncoder whose keys are the classes in increasing order and whose
@@ -780,6 +866,26 @@ struct importer<linear_model::LogisticRegression<T, Exec>> {
   static constexpr std::string_view name = "LogisticRegression";
   static auto read(const ImportStep& s, Exec exec) {
     return import_classifier<linear_model::LogisticRegression<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<preprocessing::MinMaxScaler<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "MinMaxScaler";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_range_scaler<preprocessing::MinMaxScaler<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<preprocessing::MaxAbsScaler<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "MaxAbsScaler";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_range_scaler<preprocessing::MaxAbsScaler<T, Exec>, T>(s, std::move(exec));
   }
 };
 
