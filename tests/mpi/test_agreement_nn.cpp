@@ -102,6 +102,7 @@ TEST_CASE("Sequential.fit: a FitOptions field that differs on one rank is an err
       {"replicated", [](nn::FitOptions& o) { o.replicated = true; }},
       {"shard_optimizer_state", [](nn::FitOptions& o) { o.shard_optimizer_state = true; }},
       {"bucket_bytes", [](nn::FitOptions& o) { o.bucket_bytes = 1024; }},
+      {"reproducible_blocks", [](nn::FitOptions& o) { o.reproducible_blocks = 2; }},
   };
   for (const Case& c : cases) {
     Model model = make_model();
