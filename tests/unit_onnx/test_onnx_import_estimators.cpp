@@ -12,13 +12,17 @@
 //     multinomial after a StandardScaler, with its Normalizer, Cast and ZipMap), built here with
 //     the protobuf API from scikit-learn 1.2.1's fitted numbers: predict_proba and predict equal
 //     scikit-learn's (1e-5; the file's float32 coefficients are the only difference).
-//  3. Bad graphs: the typed errors, whose messages name the node and the op.
+//  3. Normalizer, SimpleImputer, PolynomialFeatures and OneHotEncoder (plain-operator graphs)
+//     from float32 and float64 files: the parameters, statistics, powers and categories come
+//     back (float64: exactly), and the transforms agree; skl2onnx's Normalizer and Imputer.
+//  4. Bad graphs: the typed errors, whose messages name the node and the op.
 // Compiled into the ONNX test executable with the other unit_onnx tests (no main here).
 #include <doctest/doctest.h>
 
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -63,9 +67,9 @@ double scaled_error(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b
 
 /// Export with onelearn, serialise, parse, convert.
 template <class E>
-E round_trip(const E& model) {
+E round_trip(const E& model, const ox::ExportOptions& options = {}) {
   std::string bytes;
-  REQUIRE(ox::to_proto(model).SerializeToString(&bytes));
+  REQUIRE(ox::to_proto(model, options).SerializeToString(&bytes));
   return ox::to_estimator<E>(ox::parse_model_proto(bytes));
 }
 
@@ -528,6 +532,167 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx layouts against scikit-learn 1.2.1", T
         (pipe.template step<1>().classes().array() == as_labels(skl_multi_classes).array()).all());
     CHECK(scaled_error(pipe.predict_proba(X), as_matrix<double>(skl_multi_proba, 3)) <= 1e-5);
     CHECK((pipe.predict(X).array() == as_labels(skl_multi_predict).array()).all());
+  }
+}
+
+/// Statistics equal up to the file's precision, NaN (a dropped column) in the same places.
+template <class T>
+void check_same_statistics(const Vector<T>& imported, const Vector<T>& original, double tol) {
+  REQUIRE(imported.size() == original.size());
+  for (index_t j = 0; j < original.size(); ++j) {
+    CAPTURE(j);
+    CHECK(std::isnan(imported(j)) == std::isnan(original(j)));
+    if (!std::isnan(original(j))) {
+      CHECK(std::abs(static_cast<double>(imported(j) - original(j))) <=
+            tol * std::max(1.0, std::abs(static_cast<double>(original(j)))));
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE(
+    "onnx import: Normalizer, SimpleImputer, PolynomialFeatures, OneHotEncoder round trip, "
+    "float32 and float64 files",
+    T, float, double) {
+  using onelearn::preprocessing::Normalizer;
+  using onelearn::preprocessing::OneHotEncoder;
+  using onelearn::preprocessing::PolynomialFeatures;
+  using onelearn::preprocessing::SimpleImputer;
+  const auto diabetes = onelearn::test::load_split<T>("diabetes");
+  const auto digits = onelearn::test::load_split<T>("digits");
+  // Diabetes with holes: every fifth value of each column, column 7 entirely in the
+  // training rows (a column fit drops unless keep_empty_features).
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  Matrix<T> holes = diabetes.X_train, test_holes = diabetes.X_test;
+  for (index_t i = 0; i < holes.rows(); ++i) {
+    for (index_t j = 0; j < holes.cols(); ++j) {
+      if ((i + j) % 5 == 0 || j == 7) holes(i, j) = nan;
+    }
+  }
+  for (index_t i = 0; i < test_holes.rows(); i += 3) test_holes(i, i % test_holes.cols()) = nan;
+
+  SUBCASE("onelearn's export, float32 and float64 files") {
+    for (const auto precision : {ox::Precision::float32, ox::Precision::float64}) {
+      const bool whole = precision == ox::Precision::float64;
+      CAPTURE(whole);
+      // A float64 file keeps a double model's values; a float32 file rounds them.
+      const double tol = whole ? 0.0 : 1e-7;
+      const ox::ExportOptions options{.precision = precision};
+
+      for (const std::string norm : {"l2", "l1", "max"}) {
+        CAPTURE(norm);
+        Normalizer<T> m({.norm = norm});
+        m.fit(diabetes.X_train);
+        const auto back = round_trip(m, options);
+        CHECK(back.get_params().norm == norm);
+        CHECK(back.n_features_in() == m.n_features_in());
+        CHECK((back.transform(diabetes.X_test).array() == m.transform(diabetes.X_test).array()).all());
+      }
+
+      for (const std::string strategy : {"mean", "median", "most_frequent", "constant"}) {
+        for (const bool keep_empty : {false, true}) {
+          CAPTURE(strategy);
+          CAPTURE(keep_empty);
+          SimpleImputer<T> m(
+              {.strategy = strategy, .fill_value = -2.5, .keep_empty_features = keep_empty});
+          m.fit(holes);
+          const auto back = round_trip(m, options);
+          CHECK(back.get_params().strategy == strategy);
+          CHECK(back.get_params().keep_empty_features == keep_empty);
+          if (strategy == "constant") CHECK(back.get_params().fill_value == -2.5);
+          CHECK(back.n_features_out() == m.n_features_out());
+          check_same_statistics(back.statistics(), m.statistics(), tol);
+          CHECK(scaled_error(back.transform(test_holes), m.transform(test_holes)) <= tol);
+        }
+      }
+
+      const Matrix<T> four = diabetes.X_train.leftCols(4), four_test = diabetes.X_test.leftCols(4);
+      for (const auto& params : std::vector<onelearn::preprocessing::PolynomialFeaturesParams>{
+               {.degree = 2},
+               {.degree = 3, .interaction_only = true},
+               {.degree = 3, .include_bias = false},
+               {.degree = 1},
+               {.degree = 0}}) {
+        CAPTURE(onelearn::params::to_string(params));
+        PolynomialFeatures<T> m(params);
+        m.fit(four);
+        const auto back = round_trip(m, options);
+        CHECK(back.get_params().degree == params.degree);
+        CHECK(back.get_params().include_bias == params.include_bias);
+        if (params.degree >= 2) CHECK(back.get_params().interaction_only == params.interaction_only);
+        CHECK((back.powers().array() == m.powers().array()).all());
+        CHECK((back.transform(four_test).array() == m.transform(four_test).array()).all());
+      }
+
+      // Digits' pixels are counts 0..16: a few of the columns as categorical features.
+      const Matrix<T> pixels = digits.X_train.middleCols(18, 4);
+      for (const std::string handle_unknown : {"error", "ignore"}) {
+        OneHotEncoder<T> m({.handle_unknown = handle_unknown});
+        m.fit(pixels);
+        const auto back = round_trip(m, options);
+        CHECK(back.get_params().handle_unknown == handle_unknown);
+        REQUIRE(back.categories().size() == m.categories().size());
+        for (std::size_t j = 0; j < m.categories().size(); ++j) {
+          CHECK((back.categories()[j].array() == m.categories()[j].array()).all());
+        }
+        // (Training rows: a test pixel value fit never saw is an error under "error".)
+        const Matrix<T> some = pixels.topRows(60);
+        CHECK((back.transform(some).array() == m.transform(some).array()).all());
+      }
+    }
+  }
+
+  SUBCASE("skl2onnx's ai.onnx.ml Normalizer and Imputer") {
+    for (const auto& [skl_norm, norm] : std::vector<std::pair<std::string, std::string>>{
+             {"L2", "l2"}, {"L1", "l1"}, {"MAX", "max"}}) {
+      ::onnx::ModelProto m = skl_model(10);
+      set_string(add_node(m, "Normalizer", "Normalizer", {"X"}, {"variable"}), "norm", skl_norm);
+      tensor_value(m.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT,
+                   {-1, 10});
+      const auto back = ox::to_estimator<Normalizer<T>>(m);
+      CHECK(back.get_params().norm == norm);
+      CHECK(back.n_features_in() == 10);
+    }
+    // statistics_ as skl2onnx writes them (float32, NaN for a column fit found empty, which
+    // scikit-learn's transform drops).
+    ::onnx::ModelProto m = skl_model(3);
+    auto& n = add_node(m, "Imputer", "Imputer", {"X"}, {"variable"});
+    set_floats(n, "imputed_value_floats", {1.5, std::numeric_limits<double>::quiet_NaN(), -4.0});
+    auto* replaced = n.add_attribute();
+    replaced->set_name("replaced_value_float");
+    replaced->set_type(::onnx::AttributeProto::FLOAT);
+    replaced->set_f(std::numeric_limits<float>::quiet_NaN());
+    tensor_value(m.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT, {-1, 3});
+    const auto imputer = ox::to_estimator<SimpleImputer<T>>(m);
+    REQUIRE(imputer.statistics().size() == 3);
+    CHECK(imputer.statistics()(0) == 1.5);
+    CHECK(std::isnan(imputer.statistics()(1)));
+    CHECK(imputer.statistics()(2) == -4.0);
+    CHECK(imputer.n_features_out() == 2);
+    Matrix<T> X(2, 3);
+    X << nan, 7, 8, 9, 10, nan;
+    Matrix<T> expected(2, 2);
+    expected << 1.5, 8, 9, -4;
+    CHECK((imputer.transform(X).array() == expected.array()).all());
+
+    // Another missing value than NaN is no SimpleImputer.
+    replaced->set_f(0.0F);
+    CHECK_THROWS_WITH_AS(ox::to_estimator<SimpleImputer<T>>(m),
+                         doctest::Contains("replaces values other than NaN"),
+                         ox::unsupported_error);
+  }
+
+  SUBCASE("another model is refused, naming what is missing") {
+    StandardScaler<T> scaler;
+    scaler.fit(diabetes.X_train);
+    const auto proto = ox::to_proto(scaler);
+    CHECK_THROWS_WITH_AS(ox::to_estimator<Normalizer<T>>(proto),
+                         doctest::Contains("no norm of the features"), ox::graph_error);
+    CHECK_THROWS_WITH_AS(ox::to_estimator<SimpleImputer<T>>(proto),
+                         doctest::Contains("no imputation of the features"), ox::graph_error);
+    CHECK_THROWS_WITH_AS(ox::to_estimator<PolynomialFeatures<T>>(proto),
+                         doctest::Contains("no products of the features"), ox::graph_error);
+    CHECK_THROWS_WITH_AS(ox::to_estimator<OneHotEncoder<T>>(proto),
+                         doctest::Contains("no category comparisons"), ox::graph_error);
   }
 }
 

@@ -67,6 +67,16 @@
  *   keys_floats) the classes in increasing order, values_int64s their codes 0..k-1 (onelearn's
  *   and skl2onnx's layout); the encoder is refitted on those classes (collective under
  *   exec::mpi, as fit is).
+ * - `preprocessing::Normalizer<T>`, `SimpleImputer<T>`, `PolynomialFeatures<T>`,
+ *   `OneHotEncoder<T>` (numeric): the plain-operator graphs onnx/export/preprocessing.hpp writes,
+ *   float32 or float64, and for the first two skl2onnx's ai.onnx.ml Normalizer and Imputer (read
+ *   in onnx/detail/transform_reader.hpp): the norm; the statistics (a column the file drops is a
+ *   dropped column); the products, whose degree, include_bias and interaction_only must give
+ *   them in the file's order; each feature's categories. Each is refitted on rows that give
+ *   those values back (under exec::mpi the same rows on every rank). The parameters the graph
+ *   cannot show come from the metadata: SimpleImputer's strategy ("constant" when the values
+ *   are one fill_value), OneHotEncoder's handle_unknown (the graph itself always ignores
+ *   unknown values). Not as Pipeline steps.
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
  * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
@@ -109,6 +119,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -130,6 +141,7 @@
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/boosting_reader.hpp"
 #include "onelearn/onnx/detail/neighbors_reader.hpp"
+#include "onelearn/onnx/detail/transform_reader.hpp"
 #include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
@@ -139,6 +151,10 @@
 #include "onelearn/preprocessing/label_encoder.hpp"
 #include "onelearn/preprocessing/max_abs_scaler.hpp"
 #include "onelearn/preprocessing/min_max_scaler.hpp"
+#include "onelearn/preprocessing/normalizer.hpp"
+#include "onelearn/preprocessing/one_hot_encoder.hpp"
+#include "onelearn/preprocessing/polynomial_features.hpp"
+#include "onelearn/preprocessing/simple_imputer.hpp"
 // (keep the order)
 #include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
@@ -1046,15 +1062,21 @@ struct importer<ensemble::HistGradientBoostingRegressor<T, Exec>> {
 /// plain-operator graph of onnx/export/neighbors.hpp (onnx/detail/neighbors_reader.hpp),
 /// refitted on the rows it holds. Under a distributed policy each rank keeps its block of the
 /// rows, in order, so that the sharded model searches the same rows.
+/// The parameters in the model's metadata when its "estimator" is `name`, else P's defaults.
+template <class P>
+P import_model_params(const ::onnx::ModelProto& model, std::string_view name) {
+  std::map<std::string, std::string> metadata;
+  for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
+  return metadata["estimator"] == name
+             ? import_params<P>(import_split_params(metadata["parameters"]), "")
+             : P{};
+}
+
 template <class E, bool Classifier, exec::ExecutionPolicy Exec>
 E import_neighbours(const ::onnx::ModelProto& model, std::string_view name, Exec exec) {
   using T = typename E::value_type;
   const ReadNeighbours read = read_neighbours(model, Classifier, name);
-  std::map<std::string, std::string> metadata;
-  for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
-  auto params = metadata["estimator"] == name
-                    ? import_params<typename E::Params>(import_split_params(metadata["parameters"]), "")
-                    : typename E::Params{};
+  auto params = import_model_params<typename E::Params>(model, name);
   // The graph decides these two; the metadata only describes it.
   params.n_neighbors = read.n_neighbors;
   params.weights = read.by_distance ? "distance" : "uniform";
@@ -1105,6 +1127,137 @@ struct importer<neighbors::KNeighborsRegressor<T, Exec>> {
   static auto read_model(const ::onnx::ModelProto& model, Exec exec) {
     return import_neighbours<neighbors::KNeighborsRegressor<T, Exec>, false>(model, name,
                                                                              std::move(exec));
+  }
+};
+
+/// E(params) fitted on the rows X that give back the file's values (the same rows on every
+/// rank: these statistics are the same over any number of copies); what fit refuses is the
+/// file's fault, restated as a graph_error.
+template <class E, exec::ExecutionPolicy Exec>
+E import_refit(const typename E::Params& params, const Matrix<typename E::value_type>& X,
+               Exec exec, std::string_view name) {
+  E estimator(params, std::move(exec));
+  try {
+    estimator.fit(X);
+  } catch (const onelearn::invalid_argument& e) {
+    throw graph_error("onnx: onnx::to_estimator<" + std::string(name) +
+                      ">: the model's values do not fit: " + e.what());
+  }
+  return estimator;
+}
+
+/// Normalizer: the norm its graph computes (onnx/detail/transform_reader.hpp), fitted on one
+/// row of zeros of the graph input's width (fit learns only the width).
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<preprocessing::Normalizer<T, Exec>> {
+  using E = preprocessing::Normalizer<T, Exec>;
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "Normalizer";
+  static E read_model(const ::onnx::ModelProto& model, Exec exec) {
+    typename E::Params params;
+    params.norm = read_normalizer_norm(model, name);
+    const std::int64_t p = TransformGraph(model, name).width();
+    return import_refit<E>(params, Matrix<T>::Zero(1, p), std::move(exec), name);
+  }
+};
+
+/// SimpleImputer: refitted on one row holding the statistics (NaN for a dropped column), under
+/// the metadata's strategy when it is "mean", "median" or "most_frequent" (for one row they all
+/// give that row); "constant" when the metadata says so and the statistics are one value, which
+/// becomes fill_value; otherwise "mean". keep_empty_features comes from the metadata (the file's
+/// dropped columns show whether fit had it).
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<preprocessing::SimpleImputer<T, Exec>> {
+  using E = preprocessing::SimpleImputer<T, Exec>;
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "SimpleImputer";
+  static E read_model(const ::onnx::ModelProto& model, Exec exec) {
+    const std::vector<double> statistics = read_imputer_statistics(model, name);
+    auto params = import_model_params<typename E::Params>(model, name);
+    const bool one_value =
+        std::all_of(statistics.begin(), statistics.end(),
+                    [&](double s) { return s == statistics.front(); });
+    const bool dropped = std::any_of(statistics.begin(), statistics.end(),
+                                     [](double s) { return std::isnan(s); });
+    const auto p = static_cast<index_t>(statistics.size());
+    Matrix<T> row(1, p);
+    for (index_t j = 0; j < p; ++j) row(0, j) = static_cast<T>(statistics[static_cast<std::size_t>(j)]);
+    if (params.strategy == "constant" && one_value) {
+      params.fill_value = statistics.front();
+      return import_refit<E>(params, row, std::move(exec), name);
+    }
+    if (params.strategy != "median" && params.strategy != "most_frequent") params.strategy = "mean";
+    if (dropped) params.keep_empty_features = false;
+    return import_refit<E>(params, row, std::move(exec), name);
+  }
+};
+
+/// PolynomialFeatures: the parameters that give the file's products (degree: the largest total
+/// power; include_bias: a constant column; interaction_only: no power above 1, from degree 2),
+/// checked by refitting on one row of zeros and comparing powers().
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<preprocessing::PolynomialFeatures<T, Exec>> {
+  using E = preprocessing::PolynomialFeatures<T, Exec>;
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "PolynomialFeatures";
+  static E read_model(const ::onnx::ModelProto& model, Exec exec) {
+    const auto powers = read_polynomial_powers(model, name);
+    auto params = import_model_params<typename E::Params>(model, name);
+    std::int64_t degree = 0, largest_power = 0;
+    bool bias = false;
+    for (const auto& row : powers) {
+      const std::int64_t total = std::accumulate(row.begin(), row.end(), std::int64_t{0});
+      degree = std::max(degree, total);
+      bias = bias || total == 0;
+      largest_power = std::max(largest_power, *std::max_element(row.begin(), row.end()));
+    }
+    params.degree = static_cast<int>(degree);
+    params.include_bias = bias;
+    if (degree >= 2) params.interaction_only = largest_power == 1;
+    const auto p = static_cast<index_t>(powers.front().size());
+    E estimator = import_refit<E>(params, Matrix<T>::Zero(1, p), std::move(exec), name);
+    bool same = estimator.powers().rows() == static_cast<index_t>(powers.size());
+    for (index_t k = 0; same && k < estimator.powers().rows(); ++k) {
+      for (index_t j = 0; j < p; ++j) {
+        same = same && estimator.powers()(k, j) ==
+                           powers[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
+      }
+    }
+    if (!same) {
+      throw graph_error("onnx: onnx::to_estimator<PolynomialFeatures>: the graph's " +
+                        std::to_string(powers.size()) +
+                        " products are not those of PolynomialFeatures(" + onelearn::params::to_string(params) +
+                        ") on " + std::to_string(p) + " features, in that order");
+    }
+    return estimator;
+  }
+};
+
+/// OneHotEncoder (numeric): refitted on rows that hold each feature's categories (a shorter list
+/// repeats its last category). The graph ignores unknown values whatever handle_unknown was;
+/// handle_unknown comes from the metadata ("error", the default, otherwise).
+template <std::floating_point T, exec::ExecutionPolicy Exec>
+struct importer<preprocessing::OneHotEncoder<T, Exec>> {
+  using E = preprocessing::OneHotEncoder<T, Exec>;
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "OneHotEncoder";
+  static E read_model(const ::onnx::ModelProto& model, Exec exec) {
+    const auto categories = read_one_hot_categories(model, name);
+    std::size_t rows = 0;
+    for (const auto& c : categories) rows = std::max(rows, c.size());
+    Matrix<T> X(static_cast<index_t>(rows), static_cast<index_t>(categories.size()));
+    for (index_t j = 0; j < X.cols(); ++j) {
+      const auto& c = categories[static_cast<std::size_t>(j)];
+      for (index_t i = 0; i < X.rows(); ++i) {
+        X(i, j) = static_cast<T>(c[std::min(static_cast<std::size_t>(i), c.size() - 1)]);
+      }
+    }
+    return import_refit<E>(import_model_params<typename E::Params>(model, name), X,
+                           std::move(exec), name);
   }
 };
 

@@ -1,0 +1,364 @@
+#pragma once
+// Reads back the feature transformers that onnx/export/preprocessing.hpp writes in plain ONNX
+// operators (Normalizer, SimpleImputer, PolynomialFeatures, OneHotEncoder), in float32 or
+// float64, and the ai.onnx.ml Normalizer and Imputer nodes that skl2onnx writes for the first
+// two. Like neighbors_reader.hpp, a graph is recognised by its data flow from the one graph
+// input, not by value names, and a graph without it is a graph_error naming what is missing.
+// Each reader returns the numbers that define the fitted transformer; onnx/to_estimator.hpp
+// refits the estimator on rows that give them back (these transformers learn a few values per
+// column, which a row or two reproduce).
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onelearn/onnx/detail/attributes.hpp"
+#include "onelearn/onnx/detail/chain_reader.hpp"
+#include "onelearn/onnx/errors.hpp"
+#include "onelearn/onnx/tensor.hpp"
+
+namespace onelearn::onnx::detail {
+
+/// A model's graph as the transformer readers see it: its constants (ChainReader), its one
+/// input (the features) and that input's declared width.
+class TransformGraph {
+ public:
+  TransformGraph(const ::onnx::ModelProto& model, std::string_view target)
+      : constants_(model),
+        graph_(model.graph()),
+        where_("onnx: onnx::to_estimator<" + std::string(target) + ">: ") {
+    std::set<std::string> initializers;
+    for (const auto& init : graph_.initializer()) initializers.insert(init.name());
+    int inputs = 0;
+    for (const auto& in : graph_.input()) {
+      if (initializers.count(in.name()) != 0) continue;
+      ++inputs;
+      input_ = in.name();
+      if (in.type().has_tensor_type() && in.type().tensor_type().has_shape()) {
+        const auto& shape = in.type().tensor_type().shape();
+        if (shape.dim_size() == 2 && shape.dim(1).has_dim_value())
+          width_ = shape.dim(1).dim_value();
+      }
+    }
+    if (inputs != 1) {
+      fail("expected one graph input (the features), found " + std::to_string(inputs));
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& problem) const { throw graph_error(where_ + problem); }
+
+  /// The features' declared width (the second dimension of the graph input), required.
+  [[nodiscard]] std::int64_t width() const {
+    if (width_ < 1) fail("the graph input '" + input_ + "' does not declare its width (N x p)");
+    return width_;
+  }
+  [[nodiscard]] std::int64_t declared_width() const noexcept { return width_; }
+
+  /// The nodes of op `op` in `domain` ("" is the default domain, also written "ai.onnx").
+  [[nodiscard]] std::vector<const ::onnx::NodeProto*> nodes(std::string_view op,
+                                                            std::string_view domain = "") const {
+    std::vector<const ::onnx::NodeProto*> out;
+    for (const auto& n : graph_.node()) {
+      const bool in_domain =
+          domain.empty() ? (n.domain().empty() || n.domain() == "ai.onnx") : n.domain() == domain;
+      if (in_domain && n.op_type() == op) out.push_back(&n);
+    }
+    return out;
+  }
+
+  /// Whether `value` is the graph input, possibly through Identity and Cast to float32 or
+  /// float64 nodes (as a converter may put in front of a model).
+  [[nodiscard]] bool is_features(std::string value) const {
+    for (int hops = 0; hops <= graph_.node_size(); ++hops) {
+      if (value == input_) return true;
+      const int p = constants_.producer(value);
+      if (p < 0) return false;
+      const ::onnx::NodeProto& n = graph_.node(p);
+      const NodeAttributes attrs(n);
+      const bool passes =
+          n.op_type() == "Identity" ||
+          (n.op_type() == "Cast" && (attrs.get_int("to", 0) == ::onnx::TensorProto::FLOAT ||
+                                     attrs.get_int("to", 0) == ::onnx::TensorProto::DOUBLE));
+      if (!passes || n.input_size() != 1) return false;
+      value = n.input(0);
+    }
+    return false;
+  }
+
+  /// The node that produces `value`, or null.
+  [[nodiscard]] const ::onnx::NodeProto* producer(const std::string& value) const {
+    const int p = constants_.producer(value);
+    return p < 0 ? nullptr : &graph_.node(p);
+  }
+
+  /// A constant's values as double when it holds float32 or float64 (the export's two
+  /// precisions); `expected_size` (-1: any) is checked. Null: not such a constant.
+  [[nodiscard]] std::optional<std::vector<double>> reals(const std::string& name,
+                                                         std::int64_t expected_size = -1) const {
+    const Tensor* t = constants_.find_constant(name);
+    if (t == nullptr) return std::nullopt;
+    if (expected_size >= 0 && static_cast<std::int64_t>(t->size()) != expected_size) {
+      return std::nullopt;
+    }
+    if (t->holds<float>()) {
+      const auto v = t->to_vector<float>();
+      return std::vector<double>(v.begin(), v.end());
+    }
+    if (t->holds<double>()) return t->to_vector<double>();
+    return std::nullopt;
+  }
+
+  /// A constant's int64 values, or null.
+  [[nodiscard]] std::optional<std::vector<std::int64_t>> int64s(const std::string& name) const {
+    const Tensor* t = constants_.find_constant(name);
+    if (t == nullptr || !t->holds<std::int64_t>()) return std::nullopt;
+    return t->to_vector<std::int64_t>();
+  }
+
+  /// Whether node `n` works along axis 1 (its "axis" attribute, -1 counting as 1 on N x p).
+  static bool along_columns(const ::onnx::NodeProto& n, std::int64_t fallback) {
+    const std::int64_t axis = NodeAttributes(n).get_int("axis", fallback);
+    return axis == 1 || axis == -1;
+  }
+
+ private:
+  ChainReader constants_;
+  const ::onnx::GraphProto& graph_;
+  std::string where_;
+  std::string input_;
+  std::int64_t width_ = -1;
+};
+
+/// Normalizer: its norm, "l2", "l1" or "max". onelearn's layout: ReduceL2 or ReduceL1 of the
+/// features, or ReduceMax of their Abs (keepdims, along axis 1), which the features are divided
+/// by; skl2onnx's: one ai.onnx.ml Normalizer (norm "L2", "L1" or "MAX") on the features.
+inline std::string read_normalizer_norm(const ::onnx::ModelProto& model, std::string_view target) {
+  const TransformGraph g(model, target);
+  std::vector<std::string> found;
+  for (const auto* n : g.nodes("Normalizer", "ai.onnx.ml")) {
+    if (!g.is_features(n->input(0))) continue;
+    const std::string norm = NodeAttributes(*n).get_string("norm", "MAX");
+    if (norm == "L2")
+      found.emplace_back("l2");
+    else if (norm == "L1")
+      found.emplace_back("l1");
+    else if (norm == "MAX")
+      found.emplace_back("max");
+    else
+      NodeAttributes(*n).fail("norm '" + norm + "' is not L2, L1 or MAX");
+  }
+  bool divided = false;
+  for (const auto* n : g.nodes("Div")) divided = divided || g.is_features(n->input(0));
+  const auto reduced = [&](const ::onnx::NodeProto& n) {
+    // keepdims defaults to 1; axes is an attribute (opsets < 18) or the second input.
+    std::optional<std::vector<std::int64_t>> axes = NodeAttributes(n).get_ints("axes");
+    if (!axes && n.input_size() > 1) axes = g.int64s(n.input(1));
+    const bool per_row = axes && axes->size() == 1 && ((*axes)[0] == 1 || (*axes)[0] == -1);
+    return divided && per_row && NodeAttributes(n).get_int("keepdims", 1) == 1;
+  };
+  for (const auto* n : g.nodes("ReduceL2"))
+    if (g.is_features(n->input(0)) && reduced(*n)) found.emplace_back("l2");
+  for (const auto* n : g.nodes("ReduceL1"))
+    if (g.is_features(n->input(0)) && reduced(*n)) found.emplace_back("l1");
+  for (const auto* n : g.nodes("ReduceMax")) {
+    const ::onnx::NodeProto* abs = g.producer(n->input(0));
+    if (abs != nullptr && abs->op_type() == "Abs" && g.is_features(abs->input(0)) && reduced(*n)) {
+      found.emplace_back("max");
+    }
+  }
+  if (found.size() != 1) {
+    g.fail(found.empty()
+               ? std::string("no norm of the features: expected ReduceL2, ReduceL1 or ReduceMax "
+                             "of Abs along axis 1 that the features are divided by (onelearn's "
+                             "export), or an ai.onnx.ml Normalizer (skl2onnx's)")
+               : "the features are normalised " + std::to_string(found.size()) +
+                     " times; expected once");
+  }
+  return found[0];
+}
+
+/// SimpleImputer: its statistics(), NaN for a column the file drops. onelearn's layout:
+/// Where(IsNaN(x), statistics, x), then a Gather along axis 1 of the kept columns when some
+/// were dropped; skl2onnx's: one ai.onnx.ml Imputer (imputed_value_floats, replaced_value_float
+/// NaN) on the features.
+inline std::vector<double> read_imputer_statistics(const ::onnx::ModelProto& model,
+                                                   std::string_view target) {
+  const TransformGraph g(model, target);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::vector<double>> found;
+  for (const auto* n : g.nodes("Imputer", "ai.onnx.ml")) {
+    if (!g.is_features(n->input(0))) continue;
+    const NodeAttributes attrs(*n);
+    if (!std::isnan(attrs.get_float("replaced_value_float", 0.0F))) {
+      throw unsupported_error(unsupported_kind::attribute, "replaced_value_float",
+                              attrs.where() + ": onnx::to_estimator<" + std::string(target) +
+                                  ">: replaces values other than NaN, which SimpleImputer "
+                                  "cannot express (its missing value is NaN)");
+    }
+    const std::vector<float> values = attrs.get_floats("imputed_value_floats");
+    if (values.empty()) attrs.fail("imputed_value_floats is missing or empty");
+    std::vector<double> statistics(values.begin(), values.end());
+    if (statistics.size() == 1 && g.declared_width() > 1) {  // one value for every column
+      statistics.assign(static_cast<std::size_t>(g.declared_width()), statistics[0]);
+    }
+    found.push_back(std::move(statistics));
+  }
+  for (const auto* where : g.nodes("Where")) {
+    if (where->input_size() != 3 || !g.is_features(where->input(2))) continue;
+    const ::onnx::NodeProto* is_nan = g.producer(where->input(0));
+    if (is_nan == nullptr || is_nan->op_type() != "IsNaN" || !g.is_features(is_nan->input(0))) {
+      continue;
+    }
+    auto statistics = g.reals(where->input(1));
+    if (!statistics) NodeAttributes(*where).fail("the fill values are not a real constant");
+    // The kept columns: a Gather along axis 1 of Where's output, when fit dropped some.
+    for (const auto& n : model.graph().node()) {
+      if (n.op_type() != "Gather" || n.input_size() != 2 || n.input(0) != where->output(0))
+        continue;
+      const auto kept = g.int64s(n.input(1));
+      if (!kept || !TransformGraph::along_columns(n, 0)) {
+        NodeAttributes(n).fail("expected a Gather of constant int64 columns along axis 1");
+      }
+      std::vector<double> with_dropped(statistics->size(), nan);
+      std::int64_t previous = -1;
+      for (const std::int64_t j : *kept) {
+        if (j <= previous || j >= static_cast<std::int64_t>(statistics->size())) {
+          NodeAttributes(n).fail("the kept columns are not increasing column indices below " +
+                                 std::to_string(statistics->size()));
+        }
+        with_dropped[static_cast<std::size_t>(j)] = (*statistics)[static_cast<std::size_t>(j)];
+        previous = j;
+      }
+      *statistics = std::move(with_dropped);
+    }
+    found.push_back(std::move(*statistics));
+  }
+  if (found.size() != 1) {
+    g.fail(found.empty() ? std::string("no imputation of the features: expected Where(IsNaN(x), "
+                                       "statistics, x) (onelearn's export) or an ai.onnx.ml "
+                                       "Imputer (skl2onnx's)")
+                         : "the features are imputed " + std::to_string(found.size()) +
+                               " times; expected once");
+  }
+  if (g.declared_width() > 0 && static_cast<std::int64_t>(found[0].size()) != g.declared_width()) {
+    throw shape_error("onnx: onnx::to_estimator<" + std::string(target) +
+                      ">: " + std::to_string(found[0].size()) + " fill values for " +
+                      std::to_string(g.declared_width()) + " features");
+  }
+  return found[0];
+}
+
+/// PolynomialFeatures: its powers(), one row per output column (n_out x p, row-major). The
+/// layout of onelearn's export: the features with a ones column appended (Concat along axis 1),
+/// and per factor position a Gather of its columns, multiplied together; no Gather when the
+/// output is the ones column alone (degree 0).
+inline std::vector<std::vector<std::int64_t>> read_polynomial_powers(
+    const ::onnx::ModelProto& model, std::string_view target) {
+  const TransformGraph g(model, target);
+  const std::int64_t p = g.width();
+  std::string padded;
+  for (const auto* n : g.nodes("Concat")) {
+    if (n->input_size() == 2 && g.is_features(n->input(0)) &&
+        TransformGraph::along_columns(*n, 0)) {
+      padded = n->output(0);
+    }
+  }
+  std::vector<std::vector<std::int64_t>> powers;
+  for (const auto* n : g.nodes("Gather")) {
+    if (padded.empty() || n->input_size() != 2 || n->input(0) != padded) continue;
+    const auto columns = g.int64s(n->input(1));
+    if (!columns || !TransformGraph::along_columns(*n, 0)) {
+      NodeAttributes(*n).fail("expected a Gather of constant int64 columns along axis 1");
+    }
+    if (powers.empty()) {
+      powers.assign(columns->size(), std::vector<std::int64_t>(static_cast<std::size_t>(p), 0));
+    } else if (columns->size() != powers.size()) {
+      NodeAttributes(*n).fail("gathers " + std::to_string(columns->size()) +
+                              " columns where the other factors have " +
+                              std::to_string(powers.size()));
+    }
+    for (std::size_t k = 0; k < columns->size(); ++k) {
+      const std::int64_t j = (*columns)[k];
+      if (j < 0 || j > p) {
+        NodeAttributes(*n).fail("column " + std::to_string(j) + " outside 0.." + std::to_string(p) +
+                                " (the features and the ones column)");
+      }
+      if (j < p) ++powers[k][static_cast<std::size_t>(j)];
+    }
+  }
+  if (powers.empty()) {
+    // Degree 0: the output is the ones column (Expand of a constant one).
+    if (g.nodes("Expand").empty()) {
+      g.fail(
+          "no products of the features: expected the features and a ones column (Concat "
+          "along axis 1) with Gathers of their columns, as onelearn's export writes them");
+    }
+    powers.assign(1, std::vector<std::int64_t>(static_cast<std::size_t>(p), 0));
+  }
+  return powers;
+}
+
+/// OneHotEncoder: each feature's categories, in feature order. The layout of onelearn's export:
+/// per feature j, Equal(Gather(x, [j], axis 1), categories as a 1 x k real constant).
+inline std::vector<std::vector<double>> read_one_hot_categories(const ::onnx::ModelProto& model,
+                                                                std::string_view target) {
+  const TransformGraph g(model, target);
+  std::map<std::int64_t, std::vector<double>> by_feature;
+  for (const auto* n : g.nodes("Equal")) {
+    if (n->input_size() != 2) continue;
+    const ::onnx::NodeProto* column = g.producer(n->input(0));
+    if (column == nullptr || column->op_type() != "Gather" || column->input_size() != 2 ||
+        !g.is_features(column->input(0))) {
+      continue;
+    }
+    const auto feature = g.int64s(column->input(1));
+    if (!feature || feature->size() != 1 || !TransformGraph::along_columns(*column, 0)) {
+      NodeAttributes(*column).fail("expected a Gather of one constant column along axis 1");
+    }
+    const std::int64_t j = (*feature)[0];
+    auto categories = g.reals(n->input(1));
+    if (!categories || categories->empty()) {
+      NodeAttributes(*n).fail("the categories are not a non-empty real constant");
+    }
+    for (std::size_t k = 1; k < categories->size(); ++k) {
+      if (!((*categories)[k - 1] < (*categories)[k])) {
+        NodeAttributes(*n).fail("the categories of feature " + std::to_string(j) +
+                                " are not increasing (as fit sorts them)");
+      }
+    }
+    if (!by_feature.emplace(j, std::move(*categories)).second) {
+      NodeAttributes(*n).fail("feature " + std::to_string(j) + " is encoded twice");
+    }
+  }
+  if (by_feature.empty()) {
+    g.fail(
+        "no category comparisons: expected per feature Equal(Gather(x, [j], axis 1), "
+        "categories), as onelearn's export writes them");
+  }
+  const auto p = static_cast<std::int64_t>(by_feature.size());
+  if (g.declared_width() > 0 && g.declared_width() != p) {
+    throw shape_error("onnx: onnx::to_estimator<" + std::string(target) +
+                      ">: " + std::to_string(p) + " features encoded, the graph input has " +
+                      std::to_string(g.declared_width()));
+  }
+  std::vector<std::vector<double>> out;
+  for (std::int64_t j = 0; j < p; ++j) {
+    const auto it = by_feature.find(j);
+    if (it == by_feature.end()) {
+      g.fail("feature " + std::to_string(j) + " of 0.." + std::to_string(p - 1) +
+             " is not encoded");
+    }
+    out.push_back(std::move(it->second));
+  }
+  return out;
+}
+
+}  // namespace onelearn::onnx::detail
