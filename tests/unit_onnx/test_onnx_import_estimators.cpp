@@ -31,7 +31,9 @@
 #include <system_error>
 #include <vector>
 
+#include "onelearn/onnx/export/cluster.hpp"
 #include "onelearn/onnx/export/linear.hpp"
+#include "onelearn/onnx/export/naive_bayes.hpp"
 #include "onelearn/onnx/export/neighbors.hpp"
 #include "onelearn/onnx/export/pipeline.hpp"
 #include "onelearn/onnx/export/preprocessing.hpp"
@@ -694,6 +696,34 @@ TEST_CASE_TEMPLATE(
     CHECK_THROWS_WITH_AS(ox::to_estimator<OneHotEncoder<T>>(proto),
                          doctest::Contains("no category comparisons"), ox::graph_error);
   }
+}
+
+TEST_CASE_TEMPLATE("onnx import: KMeans round trip, float32 and float64 files", T, float,
+                   double) {
+  using onelearn::cluster::KMeans;
+  const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+  KMeans<T> m({.n_clusters = 3, .n_init = 4, .random_state = 7});
+  m.fit(iris.X_train);
+  for (const auto precision : {ox::Precision::float32, ox::Precision::float64}) {
+    const bool whole = precision == ox::Precision::float64;
+    CAPTURE(whole);
+    const auto back = round_trip(m, {.precision = precision});
+    // The file's centres (a float32 file rounds a double model's), in the same order.
+    CHECK(onelearn::test::max_relative_error(back.cluster_centers(), m.cluster_centers()) <=
+          (whole ? 0.0 : 1e-7));
+    CHECK(back.get_params().n_clusters == 3);
+    CHECK(back.get_params().init == "k-means++");  // the metadata's, not the refit's "given"
+    CHECK(back.get_params().n_init == 4);
+    CHECK(back.get_params().random_state == 7);
+    CHECK((back.predict(iris.X_test).array() == m.predict(iris.X_test).array()).all());
+    CHECK(scaled_error(back.transform(iris.X_test), m.transform(iris.X_test)) <=
+          (whole ? 1e-15 : 1e-6));
+  }
+  // GaussianNB's graph weighs the squared differences: not a KMeans.
+  onelearn::naive_bayes::GaussianNB<T> nb;
+  nb.fit(iris.X_train, iris.y_train);
+  CHECK_THROWS_WITH_AS(ox::to_estimator<KMeans<T>>(ox::to_proto(nb)),
+                       doctest::Contains("not squared and summed"), ox::graph_error);
 }
 
 TEST_CASE("onnx import: trees and forests round trip (iris, diabetes)") {

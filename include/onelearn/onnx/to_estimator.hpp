@@ -77,6 +77,10 @@
  *   cannot show come from the metadata: SimpleImputer's strategy ("constant" when the values
  *   are one fill_value), OneHotEncoder's handle_unknown (the graph itself always ignores
  *   unknown values). Not as Pipeline steps.
+ * - `cluster::KMeans<T>`: the plain-operator graph onnx/export/cluster.hpp writes (float32 or
+ *   float64; read in onnx/detail/k_means_reader.hpp): the centres, given as the initial
+ *   centres of a fit on those rows, which ends where it starts; the metadata's parameters.
+ *   inertia() (0), n_iter() (1) and labels() (0..k-1) are that fit's. Not as a Pipeline step.
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
  * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
@@ -140,6 +144,7 @@
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/boosting_reader.hpp"
+#include "onelearn/onnx/detail/k_means_reader.hpp"
 #include "onelearn/onnx/detail/neighbors_reader.hpp"
 #include "onelearn/onnx/detail/transform_reader.hpp"
 #include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
@@ -160,6 +165,7 @@
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/pipeline.hpp"
+#include "onelearn/cluster/k_means.hpp"
 #include "onelearn/ensemble/forest_classifier.hpp"
 #include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
@@ -1130,15 +1136,14 @@ struct importer<neighbors::KNeighborsRegressor<T, Exec>> {
   }
 };
 
-/// E(params) fitted on the rows X that give back the file's values (the same rows on every
-/// rank: these statistics are the same over any number of copies); what fit refuses is the
-/// file's fault, restated as a graph_error.
-template <class E, exec::ExecutionPolicy Exec>
-E import_refit(const typename E::Params& params, const Matrix<typename E::value_type>& X,
-               Exec exec, std::string_view name) {
-  E estimator(params, std::move(exec));
+/// `estimator` fitted on the rows X that give back the file's values; under a distributed
+/// policy rank 0 holds them and the other ranks none (copies on every rank would change a mean
+/// by its rounding). What fit refuses is the file's fault, restated as a graph_error.
+template <class E>
+E import_refit(E estimator, const Matrix<typename E::value_type>& X, std::int64_t rank,
+               std::string_view name) {
   try {
-    estimator.fit(X);
+    estimator.fit(rank == 0 ? X : Matrix<typename E::value_type>(0, X.cols()));
   } catch (const onelearn::invalid_argument& e) {
     throw graph_error("onnx: onnx::to_estimator<" + std::string(name) +
                       ">: the model's values do not fit: " + e.what());
@@ -1157,8 +1162,9 @@ struct importer<preprocessing::Normalizer<T, Exec>> {
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
     typename E::Params params;
     params.norm = read_normalizer_norm(model, name);
-    const std::int64_t p = TransformGraph(model, name).width();
-    return import_refit<E>(params, Matrix<T>::Zero(1, p), std::move(exec), name);
+    const std::int64_t p = PlainGraph(model, name).width();
+    const std::int64_t rank = exec.rank();
+    return import_refit(E(params, std::move(exec)), Matrix<T>::Zero(1, p), rank, name);
   }
 };
 
@@ -1186,11 +1192,14 @@ struct importer<preprocessing::SimpleImputer<T, Exec>> {
     for (index_t j = 0; j < p; ++j) row(0, j) = static_cast<T>(statistics[static_cast<std::size_t>(j)]);
     if (params.strategy == "constant" && one_value) {
       params.fill_value = statistics.front();
-      return import_refit<E>(params, row, std::move(exec), name);
+    } else {
+      if (params.strategy != "median" && params.strategy != "most_frequent") {
+        params.strategy = "mean";
+      }
+      if (dropped) params.keep_empty_features = false;
     }
-    if (params.strategy != "median" && params.strategy != "most_frequent") params.strategy = "mean";
-    if (dropped) params.keep_empty_features = false;
-    return import_refit<E>(params, row, std::move(exec), name);
+    const std::int64_t rank = exec.rank();
+    return import_refit(E(params, std::move(exec)), row, rank, name);
   }
 };
 
@@ -1218,7 +1227,8 @@ struct importer<preprocessing::PolynomialFeatures<T, Exec>> {
     params.include_bias = bias;
     if (degree >= 2) params.interaction_only = largest_power == 1;
     const auto p = static_cast<index_t>(powers.front().size());
-    E estimator = import_refit<E>(params, Matrix<T>::Zero(1, p), std::move(exec), name);
+    const std::int64_t rank = exec.rank();
+    E estimator = import_refit(E(params, std::move(exec)), Matrix<T>::Zero(1, p), rank, name);
     bool same = estimator.powers().rows() == static_cast<index_t>(powers.size());
     for (index_t k = 0; same && k < estimator.powers().rows(); ++k) {
       for (index_t j = 0; j < p; ++j) {
@@ -1256,8 +1266,43 @@ struct importer<preprocessing::OneHotEncoder<T, Exec>> {
         X(i, j) = static_cast<T>(c[std::min(static_cast<std::size_t>(i), c.size() - 1)]);
       }
     }
-    return import_refit<E>(import_model_params<typename E::Params>(model, name), X,
-                           std::move(exec), name);
+    const std::int64_t rank = exec.rank();
+    return import_refit(E(import_model_params<typename E::Params>(model, name), std::move(exec)),
+                        X, rank, name);
+  }
+};
+
+/// KMeans: the centres of its squared distances (onnx/detail/k_means_reader.hpp), given as the
+/// initial centres of a fit on those k rows, which assigns each row to its own centre and
+/// ends where it starts; then the metadata's parameters (init as the original had it). What
+/// the file does not carry is that fit's: inertia() 0, n_iter() 1, labels() 0..k-1.
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<cluster::KMeans<T, Exec>> {
+  using E = cluster::KMeans<T, Exec>;
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "KMeans";
+  static E read_model(const ::onnx::ModelProto& model, Exec exec) {
+    const ReadCentres read = read_k_means_centres(model, name);
+    Matrix<T> centres(read.k, read.p);
+    for (index_t c = 0; c < read.k; ++c) {
+      for (index_t j = 0; j < read.p; ++j) {
+        centres(c, j) = static_cast<T>(read.centres[static_cast<std::size_t>(c * read.p + j)]);
+      }
+    }
+    auto params = import_model_params<typename E::Params>(model, name);
+    params.n_clusters = read.k;
+    params.max_iter = std::max<std::int64_t>(params.max_iter, 1);
+    const std::int64_t rank = exec.rank();
+    E fitting(params, std::move(exec));
+    fitting.set_init(centres);
+    E estimator = import_refit(std::move(fitting), centres, rank, name);
+    if (!(estimator.cluster_centers().array() == centres.array()).all()) {
+      throw graph_error("onnx: onnx::to_estimator<KMeans>: the " + std::to_string(read.k) +
+                        " centres do not come back from a fit on themselves (two of them are "
+                        "equal or nearly so, which a KMeans' centres are not)");
+    }
+    return estimator.set_params(params);
   }
 };
 
