@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "onelearn/onnx/export/cluster.hpp"
@@ -487,6 +488,76 @@ TEST_CASE_TEMPLATE("onnx import: MinMaxScaler and MaxAbsScaler round trip, alone
       doctest::Contains("a MaxAbsScaler does not shift"), onelearn::onnx::unsupported_error);
 }
 
+TEST_CASE_TEMPLATE("onnx import: float64 files bring linear models, scalers and pipelines back whole",
+                   T, float, double) {
+  using onelearn::preprocessing::MaxAbsScaler;
+  using onelearn::preprocessing::MinMaxScaler;
+  const ox::ExportOptions whole{.precision = ox::Precision::float64};
+  const auto diabetes = onelearn::test::load_split<T>("diabetes");
+  const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+
+  Ridge<T> ridge({.alpha = 0.25});
+  ridge.fit(diabetes.X_train, diabetes.y_train);
+  const Ridge<T> ridge_back = round_trip(ridge, whole);
+  CHECK((ridge_back.coef().array() == ridge.coef().array()).all());
+  CHECK(ridge_back.intercept() == ridge.intercept());
+  CHECK(ridge_back.get_params().alpha == 0.25);
+  CHECK((ridge_back.predict(diabetes.X_test).array() == ridge.predict(diabetes.X_test).array()).all());
+
+  // Binary: the file's rows (-w, w) under Sigmoid; multinomial: Softmax. Labels not 0..k-1.
+  std::vector<index_t> rows;
+  for (index_t i = 0; i < iris.y_train.size(); ++i)
+    if (iris.y_train(i) > 0) rows.push_back(i);
+  Matrix<T> X2(static_cast<index_t>(rows.size()), 4);
+  Labels y2(static_cast<index_t>(rows.size()));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    X2.row(static_cast<index_t>(i)) = iris.X_train.row(rows[i]);
+    y2(static_cast<index_t>(i)) = iris.y_train(rows[i]) == 1 ? 40 : -7;
+  }
+  for (const bool binary : {true, false}) {
+    CAPTURE(binary);
+    LogisticRegression<T> clf({.C = 0.5, .max_iter = 1000});
+    if (binary) clf.fit(X2, y2);
+    else clf.fit(iris.X_train, relabel(iris.y_train, {9, -2, 5}));
+    const LogisticRegression<T> back = round_trip(clf, whole);
+    CHECK((back.classes().array() == clf.classes().array()).all());
+    CHECK((back.coef().array() == clf.coef().array()).all());
+    CHECK((back.intercept().array() == clf.intercept().array()).all());
+    CHECK((back.predict_proba(iris.X_test).array() == clf.predict_proba(iris.X_test).array()).all());
+    CHECK(back.get_params().C == 0.5);
+  }
+
+  // The file holds 1 / scale: scale comes back to rounding.
+  StandardScaler<T> scaler;
+  scaler.fit(diabetes.X_train);
+  const StandardScaler<T> scaler_back = round_trip(scaler, whole);
+  CHECK((scaler_back.mean().array() == scaler.mean().array()).all());
+  const double rounding = 4 * std::numeric_limits<T>::epsilon();
+  CHECK(onelearn::test::max_relative_error(scaler_back.scale(), scaler.scale()) <= rounding);
+  // Outputs computed from values that differ by that rounding: the issue's 1e-5 (float) and
+  // 1e-12 (double).
+  const double output_tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  MinMaxScaler<T> min_max({.feature_range = {-1.0, 2.0}});
+  min_max.fit(diabetes.X_train);
+  const MinMaxScaler<T> min_max_back = round_trip(min_max, whole);
+  CHECK(scaled_error(min_max_back.transform(diabetes.X_test), min_max.transform(diabetes.X_test)) <=
+        output_tol);
+  MaxAbsScaler<T> max_abs;
+  max_abs.fit(diabetes.X_train);
+  const MaxAbsScaler<T> max_abs_back = round_trip(max_abs, whole);
+  CHECK(onelearn::test::max_relative_error(max_abs_back.scale(), max_abs.scale()) <= rounding);
+
+  auto pipe =
+      onelearn::pipeline::make_pipeline(StandardScaler<T>(), LogisticRegression<T>({.C = 2.0}));
+  pipe.fit(iris.X_train, relabel(iris.y_train, {100, 200, 300}));
+  const auto pipe_back = round_trip(pipe, whole);
+  CHECK(pipe_back.template step<1>().get_params().C == 2.0);
+  CHECK((pipe_back.template step<1>().coef().array() == pipe.template step<1>().coef().array()).all());
+  CHECK(scaled_error(pipe_back.predict_proba(iris.X_test), pipe.predict_proba(iris.X_test)) <=
+        output_tol);
+  CHECK((pipe_back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+}
+
 TEST_CASE_TEMPLATE("onnx import: skl2onnx layouts against scikit-learn 1.2.1", T, float, double) {
   const Matrix<T> X = iris_test_rows<T>();
 
@@ -820,6 +891,14 @@ TEST_CASE("onnx import: k-NN round trip (digits, diabetes)") {
     CHECK(back.fit_X() == knn.fit_X());
     CHECK(back.fit_y() == knn.fit_y());
     CHECK(back.predict(dq) == knn.predict(dq));
+    // A float64 file holds the rows whole, whatever they are.
+    nb::KNeighborsRegressor<double> whole({.n_neighbors = 7});
+    whole.fit(diabetes.X_train, diabetes.y_train);
+    const auto whole_back = ox::to_estimator<nb::KNeighborsRegressor<double>>(
+        ox::to_proto(whole, {.precision = ox::Precision::float64}));
+    CHECK(whole_back.fit_X() == whole.fit_X());
+    CHECK(whole_back.fit_y() == whole.fit_y());
+    CHECK(whole_back.predict(diabetes.X_test) == whole.predict(diabetes.X_test));
     // Without onelearn's metadata the graph alone gives n_neighbors and the weights.
     ::onnx::ModelProto bare = proto;
     bare.clear_metadata_props();

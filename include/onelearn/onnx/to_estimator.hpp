@@ -83,6 +83,12 @@
  *   inertia() (0), n_iter() (1) and labels() (0..k-1) are that fit's. Not as a Pipeline step.
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
+ * Float64 files: ONNX-ML's Scaler, LinearRegressor and LinearClassifier compute in float32, so
+ * a float64 export writes them in plain operators (Sub and Mul; MatMul and Add, then Sigmoid or
+ * Softmax, and ArgMax and Gather for the label). Those are folded back into the ai.onnx.ml
+ * nodes, their values in double, before the chain is read (onnx/detail/float64_layouts.hpp), so
+ * the linear models, the three scalers and their pipelines read from either precision, and
+ * scikit-learn's float64 linear layouts (MatMul, Add) too.
  * After the last model node, parameter-free nodes on its outputs are accepted: Identity, Cast
  * (the label to int64, scores to float32/float64), and for a classifier the Normalizer (norm
  * L1: its probabilities already sum to 1) and ZipMap (classlabels_int64s equal to the
@@ -98,8 +104,9 @@
  *   carry are not restored: LinearRegression's rank() and singular() (a not_fitted_error),
  *   LogisticRegression's n_iter() (0; converged() is true), StandardScaler's var() (scale²)
  *   and n_samples_seen() (0).
- * - The coefficients of an ONNX-ML file are float32: an exported double model comes back with
- *   its attributes rounded to float32.
+ * - The coefficients of an ONNX-ML node are float32: a double model exported in float32 comes
+ *   back with its attributes rounded to float32; exported in float64 it comes back whole
+ *   (StandardScaler's scale to rounding: the file holds its reciprocal).
  *
  * Errors (onnx/errors.hpp), each naming the node, the op and the problem:
  *   unsupported_error  an operator other than those above (kind op), a model node of another
@@ -144,6 +151,7 @@
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/boosting_reader.hpp"
+#include "onelearn/onnx/detail/float64_layouts.hpp"
 #include "onelearn/onnx/detail/k_means_reader.hpp"
 #include "onelearn/onnx/detail/neighbors_reader.hpp"
 #include "onelearn/onnx/detail/transform_reader.hpp"
@@ -520,8 +528,8 @@ E import_regressor(const ImportStep& s, Exec exec) {
     import_unsupported(s.node, s.target, unsupported_kind::attribute, "post_transform " + post,
                        "unsupported post_transform " + post + " (expected NONE)");
   }
-  const std::vector<float> coef = ctx.get_floats("coefficients");
-  const std::vector<float> intercepts = ctx.get_floats("intercepts");
+  const std::vector<double> coef = attribute_reals(ctx, "coefficients");
+  const std::vector<double> intercepts = attribute_reals(ctx, "intercepts");
   if (coef.empty()) import_fail_shape(s.node, s.target, "attribute 'coefficients' is empty");
   if (s.features >= 0 && static_cast<std::int64_t>(coef.size()) != s.features) {
     import_fail_shape(s.node, s.target,
@@ -562,8 +570,8 @@ E import_classifier(const ImportStep& s, Exec exec) {
         s.node, s.target,
         "attribute 'classlabels_ints' must list at least 2 labels, found " + std::to_string(k));
   }
-  const std::vector<float> coef = ctx.get_floats("coefficients");
-  const std::vector<float> intercepts = ctx.get_floats("intercepts");
+  const std::vector<double> coef = attribute_reals(ctx, "coefficients");
+  const std::vector<double> intercepts = attribute_reals(ctx, "intercepts");
   // Score rows: one per intercept; without intercepts, from the input's width, else k.
   std::size_t rows = intercepts.size();
   if (rows == 0) {
@@ -689,8 +697,8 @@ struct ScalerValues {
 inline ScalerValues import_scaler_values(const ImportStep& s) {
   import_expect_op(s, "Scaler");
   const NodeAttributes ctx = import_context(s.node);
-  const std::vector<float> offset = ctx.get_floats("offset");
-  const std::vector<float> scale = ctx.get_floats("scale");
+  const std::vector<double> offset = attribute_reals(ctx, "offset");
+  const std::vector<double> scale = attribute_reals(ctx, "scale");
   if (offset.size() > 1 && scale.size() > 1 && offset.size() != scale.size()) {
     import_fail_shape(s.node, s.target,
                       "offset has " + std::to_string(offset.size()) + " values, scale " +
@@ -710,9 +718,9 @@ inline ScalerValues import_scaler_values(const ImportStep& s) {
                       "offset/scale have " + std::to_string(p) + " values, the input has " +
                           std::to_string(s.features) + " features");
   }
-  const auto value = [](const std::vector<float>& v, std::int64_t j, double fallback) {
+  const auto value = [](const std::vector<double>& v, std::int64_t j, double fallback) {
     if (v.empty()) return fallback;
-    return static_cast<double>(v[v.size() == 1 ? 0 : static_cast<std::size_t>(j)]);
+    return v[v.size() == 1 ? 0 : static_cast<std::size_t>(j)];
   };
   ScalerValues out;
   for (std::int64_t j = 0; j < p; ++j) {
@@ -1333,7 +1341,9 @@ inline const std::map<std::string, std::string>* import_metadata_params(
 template <class E>
 E import_chain_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type exec) {
   constexpr std::string_view name = importer<E>::name;
-  const ImportChain chain = import_chain(model, name);
+  // (float64 files: their plain-operator layouts folded into the ai.onnx.ml nodes first)
+  const ::onnx::ModelProto folded = fold_float64_layouts(model);
+  const ImportChain chain = import_chain(folded, name);
   if (chain.steps.size() != 1) {
     throw graph_error("onnx: onnx::to_estimator<" + std::string(name) +
                       ">: expected one model node, found " + std::to_string(chain.steps.size()) +
@@ -1377,7 +1387,8 @@ struct importer<pipeline::Pipeline<S...>> {
 
   static pipeline::Pipeline<S...> read(const ::onnx::ModelProto& model) {
     constexpr std::size_t N = sizeof...(S);
-    const ImportChain chain = import_chain(model, name);
+    const ::onnx::ModelProto folded = fold_float64_layouts(model);
+    const ImportChain chain = import_chain(folded, name);
     if (chain.steps.size() != N) {
       throw graph_error("onnx: onnx::to_estimator<Pipeline>: expected " + std::to_string(N) +
                         " model nodes (one per step), found " + std::to_string(chain.steps.size()) +

@@ -1,6 +1,6 @@
 #pragma once
 // Reads back what onnx/export/neighbors.hpp writes for KNeighborsClassifier and
-// KNeighborsRegressor: the training rows (the Sub of the distance computation), n_neighbors
+// KNeighborsRegressor (float32 or float64): the training rows (the Sub of the distance computation), n_neighbors
 // (the TopK's K), the weights (the TopK's distances are read only for "distance" weights), and
 // each row's class or target (the Gather on the TopK's indices). The graph is plain ONNX, so
 // it is recognised by that data flow, not by value names: a graph that does not have it is a
@@ -16,18 +16,19 @@
 
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/chain_reader.hpp"
+#include "onelearn/onnx/detail/plain_graph.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/tensor.hpp"
 
 namespace onelearn::onnx::detail {
 
 struct ReadNeighbours {
-  std::vector<float> rows;  ///< n_rows x n_features, row-major
+  std::vector<double> rows;  ///< n_rows x n_features, row-major (float32 or float64 in the file)
   std::int64_t n_rows = 0, n_features = 0;
   std::int64_t n_neighbors = 0;
   bool by_distance = false;            ///< weights "distance"
   std::vector<std::int64_t> labels;    ///< classifier: each row's label
-  std::vector<float> targets;          ///< regressor: each row's target
+  std::vector<double> targets;         ///< regressor: each row's target
 };
 
 inline ReadNeighbours read_neighbours(const ::onnx::ModelProto& model, bool classifier,
@@ -77,13 +78,13 @@ inline ReadNeighbours read_neighbours(const ::onnx::ModelProto& model, bool clas
     if (n.input_size() == 0) break;
     value = n.input(0);
   }
-  if (rows == nullptr || rows->rank() != 2 || !rows->holds<float>()) {
-    fail("no float training rows (an n x p constant subtracted from the input) before the TopK");
+  if (rows == nullptr || rows->rank() != 2 || !is_real(*rows)) {
+    fail("no real training rows (an n x p constant subtracted from the input) before the TopK");
     return {};
   }
   out.n_rows = rows->shape()[0];
   out.n_features = rows->shape()[1];
-  out.rows = rows->to_vector<float>();
+  out.rows = real_values(*rows);
   if (out.n_neighbors < 1 || out.n_neighbors > out.n_rows) {
     fail("K = " + std::to_string(out.n_neighbors) + " outside 1.." + std::to_string(out.n_rows) +
          " (the training rows)");
@@ -99,14 +100,14 @@ inline ReadNeighbours read_neighbours(const ::onnx::ModelProto& model, bool clas
     }
   }
   if (per_row == nullptr || per_row->rank() != 1 ||
-      (classifier ? !per_row->holds<std::int64_t>() : !per_row->holds<float>()) ||
+      (classifier ? !per_row->holds<std::int64_t>() : !is_real(*per_row)) ||
       per_row->shape()[0] != out.n_rows) {
     fail(std::string("no Gather of the neighbours' ") +
-         (classifier ? "class indices (int64" : "targets (float") + ", one per training row)");
+         (classifier ? "class indices (int64" : "targets (real") + ", one per training row)");
     return {};
   }
   if (!classifier) {
-    out.targets = per_row->to_vector<float>();
+    out.targets = real_values(*per_row);
     return out;
   }
   // The classes: the constant the "label" output is gathered from.

@@ -19,6 +19,16 @@
 
 namespace onelearn::onnx::detail {
 
+/// Whether a tensor holds float32 or float64 values (the two precisions of an export).
+inline bool is_real(const Tensor& t) { return t.holds<float>() || t.holds<double>(); }
+
+/// A float32 or float64 tensor's values in double.
+inline std::vector<double> real_values(const Tensor& t) {
+  if (t.holds<double>()) return t.to_vector<double>();
+  const std::vector<float> v = t.to_vector<float>();
+  return {v.begin(), v.end()};
+}
+
 /// A model's graph as the readers of plain-operator layouts see it (transform_reader.hpp,
 /// k_means_reader.hpp): its constants (ChainReader), its one input (the features), that
 /// input's declared width, and who produces each value.
@@ -102,16 +112,11 @@ class PlainGraph {
   [[nodiscard]] std::optional<std::vector<double>> reals(const std::string& name,
                                                          std::int64_t expected_size = -1) const {
     const Tensor* t = constants_.find_constant(name);
-    if (t == nullptr) return std::nullopt;
+    if (t == nullptr || !is_real(*t)) return std::nullopt;
     if (expected_size >= 0 && static_cast<std::int64_t>(t->size()) != expected_size) {
       return std::nullopt;
     }
-    if (t->holds<float>()) {
-      const auto v = t->to_vector<float>();
-      return std::vector<double>(v.begin(), v.end());
-    }
-    if (t->holds<double>()) return t->to_vector<double>();
-    return std::nullopt;
+    return real_values(*t);
   }
 
   /// A constant's int64 values, or null.
