@@ -6,6 +6,12 @@ if(NOT ONELEARN_HAVE_UCX)  # the exec::ucx tests need UCX (Debian: libucx-dev)
 endif()
 add_executable(onelearn_mpi_tests ${onelearn_mpi_sources})
 target_link_libraries(onelearn_mpi_tests PRIVATE onelearn_test_support onelearn::mpi)
+onelearn_test_group(onelearn_mpi_tests linear_models
+  mpi/test_linear_models_nb.cpp mpi/test_logistic_regression.cpp mpi/test_sgd.cpp
+  mpi/test_multinomial_nb.cpp)
+onelearn_test_group(onelearn_mpi_tests nn
+  mpi/test_nn_zero.cpp mpi/test_nn_data_parallel.cpp mpi/test_agreement_nn.cpp)
+onelearn_test_group(onelearn_mpi_tests trees mpi/test_trees.cpp mpi/test_hist_gradient_boosting.cpp)
 if(ONELEARN_HAVE_UCX)
   target_link_libraries(onelearn_mpi_tests PRIVATE onelearn::ucx)
 endif()

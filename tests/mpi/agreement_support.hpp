@@ -8,11 +8,12 @@
 
 #include <mpi.h>
 
+#include "mpi_support.hpp"
 #include "onelearn/exec/mpi.hpp"
 
 namespace onelearn::test::agreement {
 
-inline exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;  // mpi_support.hpp
 
 /// True on every rank when every rank holds the same `text` as rank 0.
 inline bool same_on_every_rank(const exec::mpi& comm, const std::string& text) {

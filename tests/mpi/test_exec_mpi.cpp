@@ -23,12 +23,13 @@
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
 
 namespace {
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 }  // namespace
 
 TEST_CASE_TEMPLATE("allreduce sums, mins and maxes across ranks", T, float, double, std::int64_t) {

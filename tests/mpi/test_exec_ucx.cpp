@@ -36,6 +36,7 @@
 #include "onelearn/nn/sequential.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "onelearn/tune/run.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 #include "weights_support.hpp"
 
@@ -45,7 +46,7 @@ namespace {
 
 using onelearn::test::weights_error;
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// Whether every rank holds exactly these bits (rank 0's are broadcast by MPI and compared).
 template <class T>

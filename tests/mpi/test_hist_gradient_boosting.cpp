@@ -26,6 +26,7 @@
 #define ONELEARN_TEST_UCX 1
 #include "onelearn/exec/ucx.hpp"
 #endif
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -36,7 +37,7 @@ using ensemble::HistGradientBoostingRegressorParams;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// Rank r's rows [begin, end): rank 0 gets 7 rows, the others split the rest unevenly
 /// (rank r's share grows with r).

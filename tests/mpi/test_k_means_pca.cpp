@@ -18,13 +18,14 @@
 #include "onelearn/decomposition/pca.hpp"
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// True on every rank when every rank holds bit-for-bit the same values (all-reduced max of
 /// (x, -x) gives the largest and minus the smallest over the ranks).

@@ -22,29 +22,18 @@
 #include "onelearn/metrics/accuracy_score.hpp"
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
-/// Rank r's data when the last rank holds no rows at all: the others split all of it.
-template <class D>
-D all_but_last(const D& data, const exec::mpi& comm) {
-  if (comm.size() == 1) return data;
-  return comm.rank() == comm.size() - 1 ? data.rows(0, 0)
-                                        : data.shard(comm.rank(), comm.size() - 1);
-}
+using test::all_but_last;
 
-/// Weights 1, 2, 3, 1, 2, 3, ...: every rank builds the same full vector, then shards it.
-template <class T>
-Vector<T> cyclic_weights(index_t n) {
-  Vector<T> w(n);
-  for (index_t i = 0; i < n; ++i) w(i) = static_cast<T>(1 + i % 3);
-  return w;
-}
+using test::cyclic_weights;
 
 /// Standardised diabetes (scaler fitted on the training rows), the Lasso reference's setting.
 template <class T>

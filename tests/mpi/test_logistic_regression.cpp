@@ -21,6 +21,7 @@
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -28,15 +29,9 @@ using linear_model::LogisticRegression;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
-/// Rank r's data when the last rank holds no rows at all: the others split all of it.
-template <class D>
-D all_but_last(const D& data, const exec::mpi& comm) {
-  if (comm.size() == 1) return data;
-  return comm.rank() == comm.size() - 1 ? data.rows(0, 0)
-                                        : data.shard(comm.rank(), comm.size() - 1);
-}
+using test::all_but_last;
 
 /// Whether every rank holds bit-for-bit the same values as this one.
 template <class Derived>

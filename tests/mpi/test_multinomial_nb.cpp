@@ -24,6 +24,7 @@
 #include "onelearn/metrics/mean_squared_error.hpp"
 #include "onelearn/metrics/precision_recall_f1.hpp"
 #include "onelearn/naive_bayes/multinomial_nb.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -31,7 +32,7 @@ using naive_bayes::MultinomialNB;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// [begin, end) of this rank's rows out of n: even shards, or (empty_last) the last rank holds
 /// none and the others split all of them.
@@ -48,13 +49,7 @@ D my_shard(const D& data, const exec::mpi& comm, bool empty_last) {
   return data.rows(begin, end);
 }
 
-/// Weights 1, 2, 3, 1, 2, 3, ...
-template <class T>
-Vector<T> cyclic_weights(index_t n) {
-  Vector<T> w(n);
-  for (index_t i = 0; i < n; ++i) w(i) = static_cast<T>(1 + i % 3);
-  return w;
-}
+using test::cyclic_weights;
 
 }  // namespace
 

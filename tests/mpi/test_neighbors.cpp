@@ -20,13 +20,14 @@
 #include "onelearn/neighbors/k_neighbors_regressor.hpp"
 #include "onelearn/neighbors/nearest_neighbors.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// Rank r's rows when the last rank holds none: the others split all of them (unevenly when
 /// the count does not divide).

@@ -27,6 +27,7 @@
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/nn/layers/batch_normalization.hpp"
 #include "onelearn/nn/sequential.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 #include "weights_support.hpp"
 
@@ -36,7 +37,7 @@ namespace {
 
 using onelearn::test::weights_error;
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 constexpr index_t batch_size = 16;
 constexpr int epochs = 3;
@@ -122,17 +123,7 @@ struct Reference {
   std::vector<double> loss, accuracy, val_loss, val_accuracy;
 };
 
-/// Whether every rank holds exactly rank 0's buffers.
-template <class T>
-bool identical_on_all_ranks(const exec::mpi& comm, const std::vector<std::vector<T>>& buffers) {
-  bool identical = true;
-  for (const auto& w : buffers) {
-    std::vector<T> root = w;
-    comm.broadcast(std::span<T>(root), 0);
-    identical = identical && root == w;
-  }
-  return identical;
-}
+using test::identical_on_all_ranks;
 
 /// A data-parallel fit that trained (finite, falling loss) and left every rank with the same
 /// weights.

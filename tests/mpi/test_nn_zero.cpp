@@ -27,6 +27,7 @@
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/nn/detail/sharded_optimizer.hpp"
 #include "onelearn/nn/sequential.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 #include "weights_support.hpp"
 
@@ -37,7 +38,7 @@ namespace {
 
 using onelearn::test::weights_error;
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// exec::mpi whose non-blocking collectives complete when they start, as exec::ucx's do: the
 /// same GradientSync then reduces each bucket eagerly in the hook.
@@ -67,14 +68,14 @@ struct eager_mpi : exec::mpi {
 static_assert(exec::ExecutionPolicy<eager_mpi>);
 
 template <class T>
-struct Digits {
+struct FirstDigits {
   Matrix<T> X;
   Labels y;
 };
 
 /// The first 286 training rows of digits, scaled to [0, 1].
 template <class T>
-Digits<T> load_digits() {
+FirstDigits<T> load_first_digits() {
   const auto split = test::load_split<T, std::int64_t>("digits");
   return {split.X_train.topRows(286) / T(16), split.y_train.head(286)};
 }
@@ -93,17 +94,7 @@ std::size_t sum_over_ranks(const exec::mpi& comm, std::size_t value) {
   return static_cast<std::size_t>(v);
 }
 
-/// Every rank holds the same weights (rank 0's, broadcast, compared exactly).
-template <class T>
-bool identical_on_all_ranks(const exec::mpi& comm, const std::vector<std::vector<T>>& weights) {
-  bool identical = true;
-  for (const auto& w : weights) {
-    std::vector<T> root = w;
-    comm.broadcast(std::span<T>(root), 0);
-    identical = identical && root == w;
-  }
-  return identical;
-}
+using test::identical_on_all_ranks;
 
 template <class T, class Exec, class Spec>
 void mlp(nn::Sequential<T, Exec>& model, const Spec& optimizer) {
@@ -120,7 +111,7 @@ template <class T, class Spec>
 void check_optimizer(const std::string& what, const Spec& optimizer, int slots, double tol,
                      std::vector<std::vector<T>>* sharded_weights = nullptr) {
   const exec::mpi comm = world();
-  const Digits<T> d = load_digits<T>();
+  const FirstDigits<T> d = load_first_digits<T>();
 
   nn::Sequential<T> ref;
   mlp(ref, optimizer);
@@ -253,7 +244,7 @@ template <class T>
 void check_buckets(double tol) {
   const exec::mpi comm = world();
   const int rank = comm.rank();
-  const Digits<T> d = load_digits<T>();
+  const FirstDigits<T> d = load_first_digits<T>();
   index_t begin = 0;
   for (int r = 0; r < rank; ++r) begin += 40 + 13 * r;
   const Matrix<T> X = d.X.middleRows(begin, 40 + 13 * rank);
@@ -299,7 +290,7 @@ TEST_CASE("nn gradient buckets: every bucket size gives the same weights (per-ra
 
 TEST_CASE("nn ZeRO-1 on a policy whose non-blocking collectives complete at once (as exec::ucx's)") {
   const exec::mpi comm = world();
-  const Digits<double> d = load_digits<double>();
+  const FirstDigits<double> d = load_first_digits<double>();
   const nn::Adam adam{.learning_rate = 1e-2, .global_clipnorm = 0.1};
   nn::Sequential<double, exec::mpi> unsharded(comm);
   mlp(unsharded, adam);
@@ -321,7 +312,7 @@ TEST_CASE("nn ZeRO-1 on a policy whose non-blocking collectives complete at once
 TEST_CASE("nn ZeRO-1: fits continue across modes; checkpoints hold the whole state and resume") {
   const exec::mpi comm = world();
   const int ranks = comm.size();
-  const Digits<double> d = load_digits<double>();
+  const FirstDigits<double> d = load_first_digits<double>();
   const nn::Adam adam{.learning_rate = 1e-2};
   nn::FitOptions sharded_options = replicated_options;
   sharded_options.shard_optimizer_state = true;
@@ -431,7 +422,7 @@ TEST_CASE("nn ZeRO-1: fits continue across modes; checkpoints hold the whole sta
 }
 
 TEST_CASE("nn ZeRO-1 and buckets under exec::local: no effect") {
-  const Digits<double> d = load_digits<double>();
+  const FirstDigits<double> d = load_first_digits<double>();
   nn::FitOptions options{.epochs = 2, .batch_size = 32, .seed = 5};
   nn::Sequential<double> plain, marked;
   mlp(plain, nn::Adam{.learning_rate = 1e-2});

@@ -27,6 +27,7 @@
 #include "onelearn/preprocessing/one_hot_encoder.hpp"
 #include "onelearn/preprocessing/polynomial_features.hpp"
 #include "onelearn/preprocessing/simple_imputer.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -34,7 +35,7 @@ using namespace onelearn::preprocessing;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// [begin, end) of this rank's rows of n: rank 0 none, rank r > 0 a share proportional to r.
 std::pair<index_t, index_t> skewed_bounds(index_t n, const exec::mpi& comm) {

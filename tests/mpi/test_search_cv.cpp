@@ -19,6 +19,7 @@
 #include "onelearn/model_selection/halving_grid_search_cv.hpp"
 #include "onelearn/model_selection/kfold.hpp"
 #include "onelearn/model_selection/randomized_search_cv.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -27,7 +28,7 @@ using linear_model::Ridge;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// Every score of the table, in one vector.
 std::vector<double> all_scores(const CVResults& r) {

@@ -22,6 +22,7 @@
 #include "onelearn/linear_model/sgd_classifier.hpp"
 #include "onelearn/linear_model/sgd_regressor.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -32,15 +33,9 @@ using linear_model::SGDRegressorParams;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
-/// Rank r's data when the last rank holds no rows at all: the others split all of it.
-template <class D>
-D all_but_last(const D& data, const exec::mpi& comm) {
-  if (comm.size() == 1) return data;
-  return comm.rank() == comm.size() - 1 ? data.rows(0, 0)
-                                        : data.shard(comm.rank(), comm.size() - 1);
-}
+using test::all_but_last;
 
 /// tests/data/<name> with X standardised by a scaler fitted on the training rows.
 template <class T, class Y>

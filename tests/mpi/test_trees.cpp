@@ -22,13 +22,14 @@
 #include "onelearn/io/io.hpp"
 #include "onelearn/tree/decision_tree_classifier.hpp"
 #include "onelearn/tree/decision_tree_regressor.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 struct Rows {
   Matrix<double> X;

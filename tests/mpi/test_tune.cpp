@@ -23,6 +23,7 @@
 #include "onelearn/exec/mpi.hpp"
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/tune/mpi.hpp"
+#include "mpi_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -30,7 +31,7 @@ using tune::Status;
 
 namespace {
 
-exec::mpi world() { return exec::mpi(MPI_COMM_WORLD); }
+using test::world;
 
 /// Reports at steps 1..5 and fails for trial 1 (on rank 1 under -np 2 and -np 3).
 double scripted(const tune::Trial& trial, tune::Reporter& reporter) {

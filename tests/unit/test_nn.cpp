@@ -12,6 +12,7 @@
 
 #include "onelearn/metrics/accuracy_score.hpp"
 #include "onelearn/nn/sequential.hpp"
+#include "nn_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -21,21 +22,9 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Finite-difference machinery (double precision, central differences).
 
-constexpr double fd_step = 1e-6;
-constexpr double fd_tolerance = 1e-6;
-
-/// ‖a - b‖ / max(‖a‖, ‖b‖): the relative error of a gradient as a whole.
-double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  REQUIRE(a.size() == b.size());
-  double diff = 0, na = 0, nb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  const double scale = std::max(std::sqrt(na), std::sqrt(nb));
-  return scale == 0 ? 0 : std::sqrt(diff) / scale;
-}
+using test::fd_step;
+using test::fd_tolerance;
+using test::relative_error;
 
 /// Random values away from 0 (|v| >= 0.1), so kinks (ReLU, ELU at 0) are never crossed by ±h.
 std::vector<double> random_values(std::mt19937_64& engine, index_t n, bool away_from_zero) {
@@ -580,17 +569,7 @@ TEST_CASE("nn learning-rate schedules by hand, and inside an optimizer") {
 
 namespace {
 
-struct Digits {
-  Matrix<float> X_train, X_test;
-  Labels y_train, y_test;
-};
-
-Digits load_digits() {
-  const auto split = test::load_split<float, std::int64_t>("digits");
-  return {split.X_train / 16.0f, split.X_test / 16.0f, split.y_train, split.y_test};
-}
-
-nn::Sequential<float> digits_mlp() {
+nn::Sequential<float> wide_digits_mlp() {
   return nn::Sequential<float>{nn::Input({64}), nn::Dense(128, "relu"), nn::Dropout{0.1},
                                nn::Dense(10)};
 }
@@ -598,7 +577,7 @@ nn::Sequential<float> digits_mlp() {
 }  // namespace
 
 TEST_CASE("nn Sequential: an MLP on digits reaches >= 0.97 test accuracy, deterministically") {
-  const Digits d = load_digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   const std::uint64_t seed = 7;
   CAPTURE(seed);
   const nn::FitOptions options{.epochs = 40, .batch_size = 32, .seed = seed};
@@ -608,7 +587,7 @@ TEST_CASE("nn Sequential: an MLP on digits reaches >= 0.97 test accuracy, determ
     return model.fit(d.X_train, d.y_train, options);
   };
   const auto start = std::chrono::steady_clock::now();
-  auto model = digits_mlp();
+  auto model = wide_digits_mlp();
   const nn::History history = train(model);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -628,21 +607,21 @@ TEST_CASE("nn Sequential: an MLP on digits reaches >= 0.97 test accuracy, determ
   CHECK((proba.rowwise().sum().array() - 1).abs().maxCoeff() < 1e-5);
 
   // Same seed, same weights, bit for bit; another seed, other weights.
-  auto again = digits_mlp();
+  auto again = wide_digits_mlp();
   const nn::History history2 = train(again);
   CHECK(again.get_weights() == model.get_weights());
   CHECK(history2.at("loss") == history.at("loss"));
-  auto other = digits_mlp();
+  auto other = wide_digits_mlp();
   other.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
   other.fit(d.X_train, d.y_train, {.epochs = 1, .seed = seed + 1});
-  auto same_first_epoch = digits_mlp();
+  auto same_first_epoch = wide_digits_mlp();
   same_first_epoch.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
   same_first_epoch.fit(d.X_train, d.y_train, {.epochs = 1, .seed = seed});
   CHECK(other.get_weights() != same_first_epoch.get_weights());
 }
 
 TEST_CASE("nn Sequential: validation split, N-d input through Flatten, binary and regression") {
-  const Digits d = load_digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   SUBCASE("digits as 1x8x8 images, Flatten, softmax output, validation_split") {
     nn::Sequential<float> model{nn::Input({1, 8, 8}), nn::Flatten{}, nn::Dense(64, "tanh"),
                                 nn::Dense(10, "softmax")};
@@ -777,8 +756,8 @@ TEST_CASE("nn Sequential summary shows Keras's table and parameter counts") {
 }
 
 TEST_CASE("nn Sequential typed errors") {
-  const Digits d = load_digits();
-  nn::Sequential<float> model = digits_mlp();
+  const test::ScaledDigits& d = test::scaled_digits();
+  nn::Sequential<float> model = wide_digits_mlp();
   SUBCASE("use before compile / fit / build") {
     CHECK_THROWS_AS(model.predict(d.X_test), not_fitted_error);
     CHECK_THROWS_AS(model.fit(d.X_train, d.y_train), not_fitted_error);

@@ -22,6 +22,7 @@
 #include "onelearn/nn/layers/max_pool2d.hpp"
 #include "onelearn/nn/layers/reshape.hpp"
 #include "onelearn/nn/sequential.hpp"
+#include "nn_support.hpp"
 #include "support.hpp"
 
 using namespace onelearn;
@@ -31,21 +32,9 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Finite-difference machinery (double precision, central differences), as in test_nn.cpp.
 
-constexpr double fd_step = 1e-6;
-constexpr double fd_tolerance = 1e-6;
-
-/// ‖a - b‖ / max(‖a‖, ‖b‖): the relative error of a gradient as a whole.
-double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  REQUIRE(a.size() == b.size());
-  double diff = 0, na = 0, nb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  const double scale = std::max(std::sqrt(na), std::sqrt(nb));
-  return scale == 0 ? 0 : std::sqrt(diff) / scale;
-}
+using test::fd_step;
+using test::fd_tolerance;
+using test::relative_error;
 
 std::vector<double> random_values(std::mt19937_64& engine, index_t n) {
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -818,16 +807,6 @@ TEST_CASE("nn image layers: typed errors") {
 
 namespace {
 
-struct Digits {
-  Matrix<float> X_train, X_test;
-  Labels y_train, y_test;
-};
-
-Digits load_digits() {
-  const auto split = test::load_split<float, std::int64_t>("digits");
-  return {split.X_train / 16.0f, split.X_test / 16.0f, split.y_train, split.y_test};
-}
-
 /// Rows of 64 pixels -> 1x8x8 -> conv 16 (same) + BN + ReLU -> pool -> conv 32 (same) + ReLU
 /// -> pool -> 32 x 2 x 2 -> Dense(10).
 nn::Sequential<float> digits_cnn() {
@@ -845,7 +824,7 @@ nn::Sequential<float> digits_cnn() {
 }  // namespace
 
 TEST_CASE("nn Sequential: a small CNN on digits (1x8x8) reaches >= 0.97, deterministically") {
-  const Digits d = load_digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   const std::uint64_t seed = 4;
   CAPTURE(seed);
   const nn::FitOptions options{.epochs = 15, .batch_size = 32, .seed = seed};

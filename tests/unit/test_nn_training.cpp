@@ -20,6 +20,7 @@
 #include "onelearn/nn/classifier.hpp"
 #include "onelearn/nn/layers/batch_normalization.hpp"
 #include "onelearn/nn/sequential.hpp"
+#include "nn_support.hpp"
 #include "support.hpp"
 #include "weights_support.hpp"
 
@@ -295,19 +296,6 @@ TEST_CASE("nn weights file: every bad file is a typed error that says what is wr
 
 namespace {
 
-struct Digits {
-  Matrix<float> X_train, X_test;
-  Labels y_train, y_test;
-};
-
-const Digits& digits() {
-  static const Digits d = [] {
-    const auto split = test::load_split<float, std::int64_t>("digits");
-    return Digits{split.X_train / 16.0f, split.X_test / 16.0f, split.y_train, split.y_test};
-  }();
-  return d;
-}
-
 nn::Sequential<float> digits_mlp() {
   return nn::Sequential<float>{nn::Input({64}), nn::Dense(32, "relu"), nn::Dropout{0.2},
                                nn::Dense(10)};
@@ -323,7 +311,7 @@ void compile_scheduled_adam(nn::Sequential<float>& model) {
 }  // namespace
 
 TEST_CASE("nn checkpoint: 10 epochs straight == 5 epochs, checkpoint, 5 more in a fresh model") {
-  const Digits& d = digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   TempDir dir("resume");
   const std::string path = dir / "run.olc";
   const std::uint64_t seed = 11;
@@ -444,7 +432,7 @@ TEST_CASE("nn checkpoint: 10 epochs straight == 5 epochs, checkpoint, 5 more in 
 
 TEST_CASE("nn reproducible_blocks: one block is the plain fit, more blocks its rounding; resume; "
           "what it refuses") {
-  const Digits& d = digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   const Matrix<double> X = d.X_train.cast<double>();
   auto mlp = [] {
     nn::Sequential<double> model{nn::Input({64}), nn::Dense(24, "relu"), nn::Dropout{0.2},
@@ -507,7 +495,7 @@ TEST_CASE("nn reproducible_blocks: one block is the plain fit, more blocks its r
 }
 
 TEST_CASE("nn latest_checkpoint: the newest complete checkpoint, skipping a corrupt one; keep_last") {
-  const Digits& d = digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   TempDir dir("latest");
   auto model = digits_mlp();
   compile_scheduled_adam(model);
@@ -549,7 +537,7 @@ TEST_CASE("nn latest_checkpoint: the newest complete checkpoint, skipping a corr
 }
 
 TEST_CASE("nn ModelCheckpoint: best-only keeps the best epoch; every N epochs; weights only") {
-  const Digits& d = digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   TempDir dir("best");
   // Validation labels shifted by one class: learning the training labels makes val_loss grow
   // after the first epochs, so the best epoch is not the last.
@@ -809,7 +797,7 @@ TEST_CASE("nn LearningRateScheduler: the rate per epoch, and its effect on train
 }
 
 TEST_CASE("nn validation_data: the epoch's val_* equal evaluate on the same data") {
-  const Digits& d = digits();
+  const test::ScaledDigits& d = test::scaled_digits();
   auto model = digits_mlp();
   compile_scheduled_adam(model);
   const nn::History h = model.fit(

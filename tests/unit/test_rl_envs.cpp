@@ -280,7 +280,7 @@ TEST_CASE_TEMPLATE("VectorEnv auto-resets like copies stepped one by one", T, fl
   std::vector<CartPole<T>> singles(static_cast<std::size_t>(n));
   const Matrix<T> first = envs.reset(21);
   for (index_t i = 0; i < n; ++i) {
-    const auto seed = detail::derive_seed(21, static_cast<std::uint64_t>(i));  // VectorEnv's rule
+    const auto seed = nn::detail::derive_seed(21, static_cast<std::uint64_t>(i));  // VectorEnv's rule
     CHECK(first.row(i).transpose() == singles[static_cast<std::size_t>(i)].reset(seed));
   }
   int episodes = 0;
