@@ -12,6 +12,7 @@ onelearn_test_group(onelearn_mpi_tests linear_models
 onelearn_test_group(onelearn_mpi_tests nn
   mpi/test_nn_zero.cpp mpi/test_nn_data_parallel.cpp mpi/test_agreement_nn.cpp)
 onelearn_test_group(onelearn_mpi_tests trees mpi/test_trees.cpp mpi/test_hist_gradient_boosting.cpp)
+onelearn_test_group(onelearn_mpi_tests model_selection mpi/test_search_cv.cpp mpi/test_tune.cpp)
 if(ONELEARN_HAVE_UCX)
   target_link_libraries(onelearn_mpi_tests PRIVATE onelearn::ucx)
 endif()

@@ -29,6 +29,9 @@ add_executable(onelearn_onnx_tests
   "${CMAKE_CURRENT_SOURCE_DIR}/unit/main.cpp"
   "${CMAKE_CURRENT_SOURCE_DIR}/onnx_operators.cpp")
 target_link_libraries(onelearn_onnx_tests PRIVATE onelearn_test_support onelearn::onnx)
+# The export and import tests fit and export the same estimators (test_groups.cmake).
+onelearn_test_group(onelearn_onnx_tests estimators
+  unit_onnx/test_onnx_export.cpp unit_onnx/test_onnx_import_estimators.cpp)
 # The operators compiled once, in onnx_operators.cpp, instead of in each of the four test files.
 target_compile_definitions(onelearn_onnx_tests PRIVATE ONELEARN_ONNX_SEPARATE_OPERATORS)
 add_test(NAME onnx_unit COMMAND onelearn_onnx_tests)

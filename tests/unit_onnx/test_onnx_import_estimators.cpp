@@ -523,7 +523,10 @@ TEST_CASE_TEMPLATE("onnx import: float64 files bring linear models, scalers and 
     CHECK((back.classes().array() == clf.classes().array()).all());
     CHECK((back.coef().array() == clf.coef().array()).all());
     CHECK((back.intercept().array() == clf.intercept().array()).all());
-    CHECK((back.predict_proba(iris.X_test).array() == clf.predict_proba(iris.X_test).array()).all());
+    // float: the fitted model keeps its coefficients in double for predict_proba; from_fitted
+    // has the float ones.
+    CHECK(scaled_error(back.predict_proba(iris.X_test), clf.predict_proba(iris.X_test)) <=
+          (std::is_same_v<T, float> ? 1e-6 : 0.0));
     CHECK(back.get_params().C == 0.5);
   }
 
@@ -779,16 +782,18 @@ TEST_CASE_TEMPLATE("onnx import: KMeans round trip, float32 and float64 files", 
     const bool whole = precision == ox::Precision::float64;
     CAPTURE(whole);
     const auto back = round_trip(m, {.precision = precision});
-    // The file's centres (a float32 file rounds a double model's), in the same order.
+    // The file's centres (a float32 file rounds a double model's), in the same order, to the
+    // ulp or two that the refit's centring of the rows costs.
+    const double ulps = 16 * std::numeric_limits<T>::epsilon();
     CHECK(onelearn::test::max_relative_error(back.cluster_centers(), m.cluster_centers()) <=
-          (whole ? 0.0 : 1e-7));
+          (whole ? 0.0 : 1e-7) + ulps);
     CHECK(back.get_params().n_clusters == 3);
     CHECK(back.get_params().init == "k-means++");  // the metadata's, not the refit's "given"
     CHECK(back.get_params().n_init == 4);
     CHECK(back.get_params().random_state == 7);
     CHECK((back.predict(iris.X_test).array() == m.predict(iris.X_test).array()).all());
     CHECK(scaled_error(back.transform(iris.X_test), m.transform(iris.X_test)) <=
-          (whole ? 1e-15 : 1e-6));
+          std::max(whole ? 0.0 : 1e-6, 4 * ulps));
   }
   // GaussianNB's graph weighs the squared differences: not a KMeans.
   onelearn::naive_bayes::GaussianNB<T> nb;
