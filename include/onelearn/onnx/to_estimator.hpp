@@ -1198,7 +1198,9 @@ struct importer<preprocessing::SimpleImputer<T, Exec>> {
                                      [](double s) { return std::isnan(s); });
     const auto p = static_cast<index_t>(statistics.size());
     Matrix<T> row(1, p);
-    for (index_t j = 0; j < p; ++j) row(0, j) = static_cast<T>(statistics[static_cast<std::size_t>(j)]);
+    for (index_t j = 0; j < p; ++j) {
+      row(0, j) = static_cast<T>(statistics[static_cast<std::size_t>(j)]);
+    }
     if (params.strategy == "constant" && one_value) {
       params.fill_value = statistics.front();
     } else {
@@ -1248,8 +1250,9 @@ struct importer<preprocessing::PolynomialFeatures<T, Exec>> {
     if (!same) {
       throw graph_error("onnx: onnx::to_estimator<PolynomialFeatures>: the graph's " +
                         std::to_string(powers.size()) +
-                        " products are not those of PolynomialFeatures(" + onelearn::params::to_string(params) +
-                        ") on " + std::to_string(p) + " features, in that order");
+                        " products are not those of PolynomialFeatures(" +
+                        onelearn::params::to_string(params) + ") on " + std::to_string(p) +
+                        " features, in that order");
     }
     return estimator;
   }

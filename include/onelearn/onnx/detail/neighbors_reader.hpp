@@ -1,11 +1,11 @@
 #pragma once
 // Reads back what onnx/export/neighbors.hpp writes for KNeighborsClassifier and
-// KNeighborsRegressor (float32 or float64): the training rows (the Sub of the distance computation), n_neighbors
-// (the TopK's K), the weights (the TopK's distances are read only for "distance" weights), and
-// each row's class or target (the Gather on the TopK's indices). The graph is plain ONNX, so
-// it is recognised by that data flow, not by value names: a graph that does not have it is a
-// graph_error naming what is missing. skl2onnx writes k-NN models with a Scan loop or
-// com.microsoft's CDist, which this does not read.
+// KNeighborsRegressor, float32 or float64: the training rows (the Sub of the distance
+// computation), n_neighbors (the TopK's K), the weights (the TopK's distances are read only for
+// "distance" weights), and each row's class or target (the Gather on the TopK's indices). The
+// graph is plain ONNX, so it is recognised by that data flow, not by value names: a graph that
+// does not have it is a graph_error naming what is missing. skl2onnx writes k-NN models with a
+// Scan loop or com.microsoft's CDist, which this does not read.
 
 #include <onnx/onnx_pb.h>
 
