@@ -73,7 +73,8 @@
  *   in onnx/detail/transform_reader.hpp): the norm; the statistics (a column the file drops is a
  *   dropped column); the products, whose degree, include_bias and interaction_only must give
  *   them in the file's order; each feature's categories. Each is refitted on rows that give
- *   those values back (under exec::mpi the same rows on every rank). The parameters the graph
+ *   those values back (under exec::mpi rank 0 holds the rows and a rank whose graph is refused
+ *   raises that error on every rank). The parameters the graph
  *   cannot show come from the metadata: SimpleImputer's strategy ("constant" when the values
  *   are one fill_value), OneHotEncoder's handle_unknown (the graph itself always ignores
  *   unknown values). Not as Pipeline steps.
@@ -1077,6 +1078,16 @@ struct importer<ensemble::HistGradientBoostingRegressor<T, Exec>> {
 /// plain-operator graph of onnx/export/neighbors.hpp (onnx/detail/neighbors_reader.hpp),
 /// refitted on the rows it holds. Under a distributed policy each rank keeps its block of the
 /// rows, in order, so that the sharded model searches the same rows.
+/// What `read` (a reader of the graph) returns, read on every rank; a rank whose file it
+/// refuses (another file, a damaged copy) raises that error on every rank before the refit's
+/// collectives, so that the others do not wait in them.
+template <exec::ExecutionPolicy Exec, class F>
+auto import_read(const Exec& exec, F&& read) {
+  std::optional<decltype(read())> out;
+  exec.propagate_errors([&] { out.emplace(read()); });
+  return std::move(*out);
+}
+
 /// The parameters in the model's metadata when its "estimator" is `name`, else P's defaults.
 template <class P>
 P import_model_params(const ::onnx::ModelProto& model, std::string_view name) {
@@ -1090,7 +1101,8 @@ P import_model_params(const ::onnx::ModelProto& model, std::string_view name) {
 template <class E, bool Classifier, exec::ExecutionPolicy Exec>
 E import_neighbours(const ::onnx::ModelProto& model, std::string_view name, Exec exec) {
   using T = typename E::value_type;
-  const ReadNeighbours read = read_neighbours(model, Classifier, name);
+  const ReadNeighbours read =
+      import_read(exec, [&] { return read_neighbours(model, Classifier, name); });
   auto params = import_model_params<typename E::Params>(model, name);
   // The graph decides these two; the metadata only describes it.
   params.n_neighbors = read.n_neighbors;
@@ -1170,8 +1182,11 @@ struct importer<preprocessing::Normalizer<T, Exec>> {
   static constexpr std::string_view name = "Normalizer";
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
     typename E::Params params;
-    params.norm = read_normalizer_norm(model, name);
-    const std::int64_t p = PlainGraph(model, name).width();
+    std::int64_t p = 0;
+    params.norm = import_read(exec, [&] {
+      p = PlainGraph(model, name).width();
+      return read_normalizer_norm(model, name);
+    });
     const std::int64_t rank = exec.rank();
     return import_refit(E(params, std::move(exec)), Matrix<T>::Zero(1, p), rank, name);
   }
@@ -1189,7 +1204,8 @@ struct importer<preprocessing::SimpleImputer<T, Exec>> {
   using exec_type = Exec;
   static constexpr std::string_view name = "SimpleImputer";
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
-    const std::vector<double> statistics = read_imputer_statistics(model, name);
+    const std::vector<double> statistics =
+        import_read(exec, [&] { return read_imputer_statistics(model, name); });
     auto params = import_model_params<typename E::Params>(model, name);
     const bool one_value =
         std::all_of(statistics.begin(), statistics.end(),
@@ -1224,7 +1240,7 @@ struct importer<preprocessing::PolynomialFeatures<T, Exec>> {
   using exec_type = Exec;
   static constexpr std::string_view name = "PolynomialFeatures";
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
-    const auto powers = read_polynomial_powers(model, name);
+    const auto powers = import_read(exec, [&] { return read_polynomial_powers(model, name); });
     auto params = import_model_params<typename E::Params>(model, name);
     std::int64_t degree = 0, largest_power = 0;
     bool bias = false;
@@ -1268,7 +1284,7 @@ struct importer<preprocessing::OneHotEncoder<T, Exec>> {
   using exec_type = Exec;
   static constexpr std::string_view name = "OneHotEncoder";
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
-    const auto categories = read_one_hot_categories(model, name);
+    const auto categories = import_read(exec, [&] { return read_one_hot_categories(model, name); });
     std::size_t rows = 0;
     for (const auto& c : categories) rows = std::max(rows, c.size());
     Matrix<T> X(static_cast<index_t>(rows), static_cast<index_t>(categories.size()));
@@ -1295,7 +1311,7 @@ struct importer<cluster::KMeans<T, Exec>> {
   using exec_type = Exec;
   static constexpr std::string_view name = "KMeans";
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
-    const ReadCentres read = read_k_means_centres(model, name);
+    const ReadCentres read = import_read(exec, [&] { return read_k_means_centres(model, name); });
     Matrix<T> centres(read.k, read.p);
     for (index_t c = 0; c < read.k; ++c) {
       for (index_t j = 0; j < read.p; ++j) {

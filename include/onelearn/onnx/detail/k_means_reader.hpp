@@ -25,16 +25,6 @@ struct ReadCentres {
 
 inline ReadCentres read_k_means_centres(const ::onnx::ModelProto& model, std::string_view target) {
   const PlainGraph g(model, target);
-  const auto& nodes = model.graph().node();
-  const auto consumer_of = [&](const std::string& value, std::string_view op) {
-    const ::onnx::NodeProto* found = nullptr;
-    for (const auto& n : nodes) {
-      for (const auto& in : n.input()) {
-        if (in == value && n.op_type() == op) found = &n;
-      }
-    }
-    return found;
-  };
   std::vector<ReadCentres> found;
   for (const auto* sub : g.nodes("Sub")) {
     if (sub->input_size() != 2) continue;
@@ -49,10 +39,10 @@ inline ReadCentres read_k_means_centres(const ::onnx::ModelProto& model, std::st
       NodeAttributes(*sub).fail("the centres are not a k x p real constant");
     }
     // The differences squared (Mul by itself), then summed (MatMul): no weights in between.
-    const ::onnx::NodeProto* square = consumer_of(sub->output(0), "Mul");
+    const ::onnx::NodeProto* square = g.consumer(sub->output(0), "Mul");
     const bool squared = square != nullptr && square->input_size() == 2 &&
                          square->input(0) == sub->output(0) && square->input(1) == sub->output(0);
-    if (!squared || consumer_of(square->output(0), "MatMul") == nullptr) {
+    if (!squared || g.consumer(square->output(0), "MatMul") == nullptr) {
       NodeAttributes(*sub).fail(
           "the differences to the centres are not squared and summed (MatMul with ones) "
           "unweighted, as KMeans' squared distances are");

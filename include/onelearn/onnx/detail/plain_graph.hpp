@@ -102,6 +102,15 @@ class PlainGraph {
     return p < 0 ? nullptr : &graph_.node(p);
   }
 
+  /// A node of op `op` that reads `value`, or null.
+  [[nodiscard]] const ::onnx::NodeProto* consumer(const std::string& value,
+                                                  std::string_view op) const {
+    for (const int n : constants_.consumers(value)) {
+      if (graph_.node(n).op_type() == op) return &graph_.node(n);
+    }
+    return nullptr;
+  }
+
   /// The constant `name`, or null.
   [[nodiscard]] const Tensor* constant(const std::string& name) const {
     return constants_.find_constant(name);

@@ -110,9 +110,9 @@ inline std::vector<double> read_imputer_statistics(const ::onnx::ModelProto& mod
     auto statistics = g.reals(where->input(1));
     if (!statistics) NodeAttributes(*where).fail("the fill values are not a real constant");
     // The kept columns: a Gather along axis 1 of Where's output, when fit dropped some.
-    for (const auto& n : model.graph().node()) {
-      if (n.op_type() != "Gather" || n.input_size() != 2 || n.input(0) != where->output(0))
-        continue;
+    for (const auto* gather : g.nodes("Gather")) {
+      const ::onnx::NodeProto& n = *gather;
+      if (n.input_size() != 2 || n.input(0) != where->output(0)) continue;
       const auto kept = g.int64s(n.input(1));
       if (!kept || !PlainGraph::along_columns(n, 0)) {
         NodeAttributes(n).fail("expected a Gather of constant int64 columns along axis 1");
