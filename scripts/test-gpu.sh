@@ -55,7 +55,7 @@ start=$SECONDS
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=$build_type -DONELEARN_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$archs" \
   -DONELEARN_BUILD_EXAMPLES=OFF -DONELEARN_BUILD_BENCH=ON -DONELEARN_BUILD_TOOLS=OFF
-cmake --build "$build_dir" -j"${JOBS:-$(nproc)}" --target onelearn_cuda_tests onelearn-space-bench-cuda
+cmake --build "$build_dir" -j"${JOBS:-$(nproc)}" --target onelearn_cuda_all
 echo "test-gpu.sh: build took $((SECONDS - start)) s (nvcc $("$nvcc" --version | tail -1))"
 if [[ $compile_only == 1 ]]; then exit 0; fi
 
