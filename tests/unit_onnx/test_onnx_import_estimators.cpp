@@ -15,7 +15,12 @@
 //  3. Normalizer, SimpleImputer, PolynomialFeatures and OneHotEncoder (plain-operator graphs)
 //     from float32 and float64 files: the parameters, statistics, powers and categories come
 //     back (float64: exactly), and the transforms agree; skl2onnx's Normalizer and Imputer.
-//  4. Bad graphs: the typed errors, whose messages name the node and the op.
+//  4. PCA (Sub, MatMul, with whiten Div) from float32 and float64 files, whitened or not: the
+//     components, mean and (whiten) explained variance come back, and the transforms agree;
+//     the whitening folded into the matrix, as a converter may write it.
+//  5. GaussianNB and MultinomialNB (also two classes after a MinMaxScaler) from float32 and
+//     float64 files: classes, means, variances, priors, log-probabilities and the predictions.
+//  6. Bad graphs: the typed errors, whose messages name the node and the op.
 // Compiled into the ONNX test executable with the other unit_onnx tests (no main here).
 #include <doctest/doctest.h>
 
@@ -33,6 +38,7 @@
 #include <vector>
 
 #include "onelearn/onnx/export/cluster.hpp"
+#include "onelearn/onnx/export/decomposition.hpp"
 #include "onelearn/onnx/export/linear.hpp"
 #include "onelearn/onnx/export/naive_bayes.hpp"
 #include "onelearn/onnx/export/neighbors.hpp"
@@ -802,6 +808,168 @@ TEST_CASE_TEMPLATE("onnx import: KMeans round trip, float32 and float64 files", 
                        doctest::Contains("not squared and summed"), ox::graph_error);
 }
 
+/// An initializer `name` of float values and these dims.
+void float_initializer(::onnx::ModelProto& m, const std::string& name,
+                       const std::vector<std::int64_t>& dims, const std::vector<double>& values) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  for (const std::int64_t d : dims) t->add_dims(d);
+  for (const double v : values) t->add_float_data(static_cast<float>(v));
+}
+
+TEST_CASE_TEMPLATE("onnx import: PCA round trip, float32 and float64 files, whitened or not", T,
+                   float, double) {
+  using onelearn::decomposition::PCA;
+  using onelearn::not_fitted_error;
+  const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+  for (const bool whiten : {false, true}) {
+    PCA<T> m({.n_components = 2, .whiten = whiten});
+    m.fit(iris.X_train);
+    const Matrix<T> Z = m.transform(iris.X_test);
+    for (const auto precision : {ox::Precision::float32, ox::Precision::float64}) {
+      // A float64 file holds T's values exactly; a float32 one rounds a double model's.
+      const bool whole = precision == ox::Precision::float64 || std::is_same_v<T, float>;
+      CAPTURE(whiten);
+      CAPTURE(whole);
+      const PCA<T> back = round_trip(m, {.precision = precision});
+      CHECK(back.get_params().n_components == 2);
+      CHECK(back.get_params().whiten == whiten);
+      CHECK(onelearn::test::max_relative_error(back.components(), m.components()) <=
+            (whole ? 0.0 : 1e-7));
+      CHECK(onelearn::test::max_relative_error(back.mean(), m.mean()) <= (whole ? 0.0 : 1e-7));
+      // T's arithmetic on the same (or float32-rounded) numbers.
+      const double tol = std::is_same_v<T, float> ? 1e-5 : (whole ? 1e-12 : 1e-6);
+      CHECK(scaled_error(back.transform(iris.X_test), Z) <= tol);
+      CHECK(scaled_error(back.inverse_transform(Z), m.inverse_transform(Z)) <= tol);
+      if (whiten) {
+        // The file holds sqrt(explained_variance): squaring it back costs an ulp or two.
+        CHECK(onelearn::test::max_relative_error(back.explained_variance(),
+                                                 m.explained_variance()) <=
+              (whole ? 4 * std::numeric_limits<T>::epsilon() : 1e-6));
+      } else {
+        CHECK_THROWS_AS((void)back.explained_variance(), not_fitted_error);
+      }
+      CHECK_THROWS_AS((void)back.explained_variance_ratio(), not_fitted_error);
+      CHECK_THROWS_AS((void)back.singular_values(), not_fitted_error);
+      CHECK_THROWS_AS((void)back.n_samples(), not_fitted_error);
+      CHECK(back.n_features_in() == 4);
+    }
+  }
+  SUBCASE("the whitening folded into the matrix (Sub, MatMul only), as a converter may write") {
+    PCA<T> m({.n_components = 3, .whiten = true});
+    m.fit(iris.X_train);
+    const Matrix<double> C = m.components().template cast<double>();
+    const Vector<double> ev = m.explained_variance().template cast<double>();
+    std::vector<double> folded;  // p x k, row-major: components^T / sqrt(explained_variance)
+    for (index_t j = 0; j < C.cols(); ++j) {
+      for (index_t c = 0; c < C.rows(); ++c) folded.push_back(C(c, j) / std::sqrt(ev(c)));
+    }
+    const Vector<double> mean = m.mean().template cast<double>();
+    ::onnx::ModelProto g = skl_model(4);
+    float_initializer(g, "mean", {4}, {mean.data(), mean.data() + 4});
+    float_initializer(g, "transform_matrix", {4, 3}, folded);
+    add_node(g, "Sub", "Sub", {"X", "mean"}, {"centred"}, false);
+    add_node(g, "MatMul", "MatMul", {"centred", "transform_matrix"}, {"variable"}, false);
+    tensor_value(g.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT, {-1, 3});
+    const auto back = ox::to_estimator<PCA<T>>(g);
+    CHECK(back.get_params().whiten);
+    CHECK(onelearn::test::max_relative_error(back.components(), m.components()) <= 1e-6);
+    CHECK(onelearn::test::max_relative_error(back.explained_variance(), m.explained_variance()) <=
+          1e-6);
+    CHECK(scaled_error(back.transform(iris.X_test), m.transform(iris.X_test)) <= 1e-5);
+  }
+  SUBCASE("other graphs are refused with the reason") {
+    onelearn::cluster::KMeans<T> km({.n_clusters = 3, .random_state = 1});
+    km.fit(iris.X_train);
+    CHECK_THROWS_WITH_AS(ox::to_estimator<PCA<T>>(ox::to_proto(km)),
+                         doctest::Contains("no MatMul of the centred features"), ox::graph_error);
+    PCA<T> m({.n_components = 2});
+    m.fit(iris.X_train);
+    ::onnx::ModelProto wide = ox::to_proto(m);
+    wide.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+        ->mutable_shape()->mutable_dim(1)->set_dim_value(5);
+    CHECK_THROWS_WITH_AS(ox::to_estimator<PCA<T>>(wide),
+                         doctest::Contains("components of 4 features, the graph input has 5"),
+                         onelearn::shape_error);
+  }
+}
+
+TEST_CASE_TEMPLATE("onnx import: GaussianNB round trip, float32 and float64 files", T, float,
+                   double) {
+  using onelearn::naive_bayes::GaussianNB;
+  const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+  const Labels y = relabel(iris.y_train, {20, 5, 11});  // labels not 0..k-1
+  GaussianNB<T> m;
+  m.fit(iris.X_train, y);
+  const Matrix<T> proba = m.predict_proba(iris.X_test);
+  for (const auto precision : {ox::Precision::float32, ox::Precision::float64}) {
+    const bool float64 = precision == ox::Precision::float64;
+    CAPTURE(float64);
+    const GaussianNB<T> back = round_trip(m, {.precision = precision});
+    CHECK((back.classes().array() == m.classes().array()).all());
+    // theta is in the file as it is (float32 rounds a double model's); var comes back from the
+    // weights -1 / (2 var), the priors from the constants log prior - 1/2 sum log(2 pi var).
+    const bool exact_theta = float64 || std::is_same_v<T, float>;
+    CHECK(onelearn::test::max_relative_error(back.theta(), m.theta()) <=
+          (exact_theta ? 0.0 : 1e-7));
+    const double eps = std::numeric_limits<T>::epsilon();
+    CHECK(onelearn::test::max_relative_error(back.var(), m.var()) <= (float64 ? 4 * eps : 2e-7));
+    CHECK(onelearn::test::max_relative_error(back.class_prior(), m.class_prior()) <=
+          (float64 ? 1e3 * eps : 1e-5));
+    CHECK(scaled_error(back.predict_proba(iris.X_test), proba) <=
+          (float64 ? 1e3 * eps : 1e-5));
+    CHECK((back.predict(iris.X_test).array() == m.predict(iris.X_test).array()).all());
+    CHECK_THROWS_AS((void)back.class_count(), onelearn::not_fitted_error);
+    CHECK_THROWS_AS((void)back.epsilon(), onelearn::not_fitted_error);
+  }
+  // KMeans' graph does not weigh the squared differences: not a GaussianNB.
+  onelearn::cluster::KMeans<T> km({.n_clusters = 3, .random_state = 1});
+  km.fit(iris.X_train);
+  CHECK_THROWS_WITH_AS(ox::to_estimator<GaussianNB<T>>(ox::to_proto(km)),
+                       doctest::Contains("not weighted by a k x p constant"), ox::graph_error);
+}
+
+TEST_CASE_TEMPLATE("onnx import: MultinomialNB round trip, alone and after a MinMaxScaler", T,
+                   float, double) {
+  using onelearn::naive_bayes::MultinomialNB;
+  using onelearn::preprocessing::MinMaxScaler;
+  const auto digits = onelearn::test::load_split<T, std::int64_t>("digits");
+  MultinomialNB<T> m({.alpha = 0.5});
+  m.fit(digits.X_train, digits.y_train);
+  for (const auto precision : {ox::Precision::float32, ox::Precision::float64}) {
+    const bool whole = precision == ox::Precision::float64 || std::is_same_v<T, float>;
+    CAPTURE(whole);
+    const MultinomialNB<T> back = round_trip(m, {.precision = precision});
+    CHECK((back.classes().array() == m.classes().array()).all());
+    CHECK(back.get_params().alpha == 0.5);
+    CHECK(onelearn::test::max_relative_error(back.feature_log_prob(), m.feature_log_prob()) <=
+          (whole ? 0.0 : 1e-7));
+    CHECK(onelearn::test::max_relative_error(back.class_log_prior(), m.class_log_prior()) <=
+          (whole ? 0.0 : 1e-7));
+    CHECK(scaled_error(back.predict_proba(digits.X_test), m.predict_proba(digits.X_test)) <=
+          (whole ? 0.0 : 1e-4));
+    CHECK(back.score(digits.X_test, digits.y_test) == m.score(digits.X_test, digits.y_test));
+    CHECK_THROWS_AS((void)back.class_count(), onelearn::not_fitted_error);
+    CHECK_THROWS_AS((void)back.feature_count(), onelearn::not_fitted_error);
+  }
+  // Two classes keep a row each (onelearn's layout), in a pipeline after a MinMaxScaler.
+  const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+  Labels two = iris.y_train;
+  for (auto& label : two) label = label == 0 ? 3 : 8;
+  auto pipe = onelearn::pipeline::make_pipeline(MinMaxScaler<T>(), MultinomialNB<T>());
+  pipe.fit(iris.X_train, two);
+  const auto pipe_back = round_trip(pipe);
+  CHECK((pipe_back.template step<1>().classes().array() == as_labels({3, 8}).array()).all());
+  CHECK(scaled_error(pipe_back.predict_proba(iris.X_test), pipe.predict_proba(iris.X_test)) <=
+        1e-5);
+  CHECK((pipe_back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+  // A LogisticRegression's binary node (one row, LOGISTIC) is not a MultinomialNB's.
+  LogisticRegression<T> clf;
+  clf.fit(iris.X_train, two);
+  CHECK_THROWS_AS(ox::to_estimator<MultinomialNB<T>>(ox::to_proto(clf)), ox::unsupported_error);
+}
+
 TEST_CASE("onnx import: trees and forests round trip (iris, diabetes)") {
   namespace tr = onelearn::tree;
   namespace en = onelearn::ensemble;
@@ -1169,6 +1337,46 @@ TEST_CASE("from_fitted: shapes and values are checked") {
   CHECK_THROWS_AS(
       (void)StandardScaler<double>::from_fitted({}, mean, Vector<double>::Constant(2, -1.0)),
       invalid_argument);
+  namespace nb = onelearn::naive_bayes;
+  const Matrix<double> ones = Matrix<double>::Ones(2, 3);
+  CHECK_THROWS_AS((void)nb::GaussianNB<double>::from_fitted({}, ones, ones, Vector<double>::Ones(2),
+                                                             as_labels({2, 1})),
+                  invalid_argument);
+  CHECK_THROWS_AS((void)nb::GaussianNB<double>::from_fitted({}, ones, -ones,
+                                                             Vector<double>::Ones(2),
+                                                             as_labels({1, 2})),
+                  invalid_argument);
+  CHECK_THROWS_AS((void)nb::GaussianNB<double>::from_fitted({}, ones, Matrix<double>::Ones(2, 2),
+                                                             Vector<double>::Ones(2),
+                                                             as_labels({1, 2})),
+                  shape_error);
+  CHECK_THROWS_AS((void)nb::MultinomialNB<double>::from_fitted({}, -ones, Vector<double>::Zero(3),
+                                                               as_labels({1, 2})),
+                  shape_error);
+  CHECK_THROWS_AS((void)nb::MultinomialNB<double>::from_fitted({}, -ones, Vector<double>::Zero(2),
+                                                               as_labels({1, 2, 3})),
+                  invalid_argument);
+  using onelearn::decomposition::PCA;
+  const Matrix<double> components = Matrix<double>::Identity(2, 3);
+  const Vector<double> centre = Vector<double>::Zero(3);
+  CHECK(PCA<double>::from_fitted({}, components, centre).get_params().n_components == 2);
+  CHECK_THROWS_AS((void)PCA<double>::from_fitted({}, components, Vector<double>::Zero(2)),
+                  shape_error);
+  CHECK_THROWS_AS((void)PCA<double>::from_fitted({.n_components = 3}, components, centre),
+                  invalid_argument);
+  CHECK_THROWS_AS((void)PCA<double>::from_fitted({.whiten = true}, components, centre),
+                  invalid_argument);
+  CHECK_THROWS_AS((void)PCA<double>::from_fitted({}, components, centre, Vector<double>::Ones(3)),
+                  shape_error);
+  CHECK_THROWS_AS(
+      (void)PCA<double>::from_fitted({}, components, centre, Vector<double>::Constant(2, 0.0)),
+      invalid_argument);
+  // A hand-made model projects as its formula says: the first two coordinates, centred.
+  const auto pca = PCA<double>::from_fitted({}, components, Vector<double>::Constant(3, 1.0));
+  Matrix<double> row(1, 3);
+  row << 3, -1, 7;
+  CHECK(pca.transform(row)(0, 0) == 2.0);
+  CHECK(pca.transform(row)(0, 1) == -2.0);
   // A hand-made model predicts as its formula says: P(2 | x) = sigmoid(x0 - 2 x1 + 0.5).
   Matrix<double> w(1, 2);
   w << 1, -2;

@@ -61,6 +61,26 @@ inline std::string labels_text(const Labels& labels) {
   return out + "]";
 }
 
+/// The classes given to a from_fitted (a model made from attributes, not fitted): `count`
+/// of them (the rows of its attributes), at least `at_least`, strictly increasing as fit sorts
+/// them. invalid_argument otherwise, naming `where`.
+inline void check_given_classes(std::string_view where, const LabelsRef& classes, index_t count,
+                                index_t at_least = 1) {
+  if (classes.size() != count || count < at_least) {
+    throw invalid_argument(std::string(where) + ": expected " + std::to_string(count) +
+                           " classes (one per row of the attributes, at least " +
+                           std::to_string(at_least) + "), found " +
+                           std::to_string(classes.size()));
+  }
+  for (index_t c = 1; c < classes.size(); ++c) {
+    if (!(classes(c - 1) < classes(c))) {
+      throw invalid_argument(std::string(where) + ": expected strictly increasing classes, " +
+                             "found " + std::to_string(classes(c - 1)) + " before " +
+                             std::to_string(classes(c)));
+    }
+  }
+}
+
 /// The position of each y(i) in the sorted `classes` (as Index: the neighbour index stores
 /// std::int64_t). A label that is not one of them is an invalid_argument naming `where`; it
 /// cannot happen when classes = gather_classes(exec, y).

@@ -41,6 +41,15 @@
  *   variances, or 0 if none is discarded (noise_variance_, probabilistic PCA).
  * - `n_samples()` (over all ranks), `n_features_in()`.
  *
+ * \par A model from given attributes
+ * `PCA::from_fitted(params, components, mean[, explained_variance[, exec]])` returns a PCA that
+ * transforms and inverse-transforms exactly as a fitted one with these attributes: what an
+ * imported model (onnx/to_estimator.hpp) becomes. components is k x p (k >= 1; params'
+ * n_components must be k, or 0 for k), mean has p entries; explained_variance (k positive
+ * values) is required with whiten and may be empty without. It has seen no data:
+ * explained_variance_ratio(), singular_values(), noise_variance() and n_samples() are a
+ * not_fitted_error, and so is explained_variance() when it was not given.
+ *
  * \par Algorithm
  * For tall data, as used in HPC (many more rows than features): the mean and
  * then Xc^T Xc (Xc = X - mean, p x p) are accumulated in double and all-reduced, and the
@@ -107,6 +116,58 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
 
   explicit PCA(const Params& params = {}, Exec exec = {})
       : WithParams<PCA, Params>(params), exec_(std::move(exec)) {}
+
+  /// A fitted PCA with these attributes (see "A model from given attributes" above).
+  /// shape_error for sizes that disagree; invalid_argument for NaN/Inf, a variance <= 0, an
+  /// n_components other than k, or whiten without explained_variance.
+  [[nodiscard]] static PCA from_fitted(Params params, const MatrixRef<T>& components,
+                                       const VectorRef<T>& mean,
+                                       const VectorRef<T>& explained_variance = Vector<T>(),
+                                       Exec exec = {}) {
+    constexpr std::string_view where = "PCA.from_fitted";
+    const index_t k = components.rows();
+    const index_t p = components.cols();
+    if (k == 0 || p == 0) {
+      throw invalid_argument(std::string(where) + ": expected at least one component and one " +
+                             "feature, found components of " + std::to_string(k) + " x " +
+                             std::to_string(p));
+    }
+    if (mean.size() != p) {
+      throw shape_error(std::string(where) + ": expected a mean of " + std::to_string(p) +
+                        " entries (the components' columns), found " +
+                        std::to_string(mean.size()));
+    }
+    if (explained_variance.size() != 0 && explained_variance.size() != k) {
+      throw shape_error(std::string(where) + ": expected explained_variance of " +
+                        std::to_string(k) + " entries (one per component) or none, found " +
+                        std::to_string(explained_variance.size()));
+    }
+    if (params.n_components == 0) params.n_components = k;
+    if (params.n_components != k) {
+      throw invalid_argument(std::string(where) + ": expected n_components " +
+                             std::to_string(k) + " (the components' rows), found " +
+                             std::to_string(params.n_components));
+    }
+    if (params.whiten && explained_variance.size() == 0) {
+      throw invalid_argument(std::string(where) +
+                             ": expected explained_variance with whiten = true, found none");
+    }
+    validation::check_finite(where, "components", components);
+    validation::check_finite(where, "mean", mean);
+    validation::check_finite(where, "explained_variance", explained_variance);
+    if (explained_variance.size() != 0 && !(explained_variance.array() > T(0)).all()) {
+      throw invalid_argument(std::string(where) +
+                             ": expected explained_variance > 0, found a value <= 0");
+    }
+    PCA model(params, std::move(exec));
+    model.components_ = components;
+    model.mean_ = mean;
+    model.explained_variance_ = explained_variance;
+    model.n_samples_ = -1;  // no data seen: the attributes of a fit on data are not there
+    model.n_features_ = p;
+    model.fitted_ = true;
+    return model;
+  }
 
   PCA& fit(const MatrixRef<T>& X) {
     constexpr std::string_view where = "PCA.fit";
@@ -204,24 +265,29 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
     return validation::fitted_attribute("PCA.components", fitted_, components_);
   }
   [[nodiscard]] const Vector<T>& explained_variance() const {
-    return validation::fitted_attribute("PCA.explained_variance", fitted_, explained_variance_);
+    validation::check_fitted("PCA.explained_variance", fitted_);
+    if (explained_variance_.size() == 0) check_seen_data("PCA.explained_variance");
+    return explained_variance_;
   }
   [[nodiscard]] const Vector<T>& explained_variance_ratio() const {
-    return validation::fitted_attribute("PCA.explained_variance_ratio", fitted_,
-                                        explained_variance_ratio_);
+    check_seen_data("PCA.explained_variance_ratio");
+    return explained_variance_ratio_;
   }
   [[nodiscard]] const Vector<T>& singular_values() const {
-    return validation::fitted_attribute("PCA.singular_values", fitted_, singular_values_);
+    check_seen_data("PCA.singular_values");
+    return singular_values_;
   }
   [[nodiscard]] const Vector<T>& mean() const {
     return validation::fitted_attribute("PCA.mean", fitted_, mean_);
   }
   [[nodiscard]] T noise_variance() const {
-    return validation::fitted_attribute("PCA.noise_variance", fitted_, noise_variance_);
+    check_seen_data("PCA.noise_variance");
+    return noise_variance_;
   }
   /// Samples seen in fit, over all ranks.
   [[nodiscard]] std::int64_t n_samples() const {
-    return validation::fitted_attribute("PCA.n_samples", fitted_, n_samples_);
+    check_seen_data("PCA.n_samples");
+    return n_samples_;
   }
   [[nodiscard]] index_t n_features_in() const {
     return validation::fitted_attribute("PCA.n_features_in", fitted_, n_features_);
@@ -230,6 +296,17 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
  private:
+  /// The attributes of a fit on data: a PCA made by from_fitted has not seen any.
+  void check_seen_data(std::string_view where) const {
+    validation::check_fitted(where, fitted_);
+    if (n_samples_ < 0) {
+      throw not_fitted_error(std::string(where) +
+                             ": expected a PCA fitted on data, found one made by from_fitted "
+                             "(it holds the components, the mean and at most the explained "
+                             "variance)");
+    }
+  }
+
   /// svd_flip: make the largest-magnitude score of each component positive. Each rank offers
   /// its own candidate (magnitude, signed value); one all-gather, then every rank takes, per
   /// component, the first largest in rank order, i.e. the first such row of the concatenated

@@ -64,6 +64,13 @@
  * - `epsilon()` (T): the amount added to every variance.
  * - `n_features_in()`: number of features seen in fit.
  *
+ * \par A model from given attributes
+ * `GaussianNB::from_fitted(params, theta, var, class_prior, classes[, exec[, space]])` returns
+ * a model that predicts exactly as a fitted one with these attributes: what an imported model
+ * (onnx/to_estimator.hpp) becomes. theta and var are k x p (var > 0, epsilon included),
+ * class_prior has k entries > 0, classes are k strictly increasing labels. It has seen no data:
+ * class_count() and epsilon() are a not_fitted_error.
+ *
  * \par Differences from scikit-learn
  * - No `priors` parameter and no partial_fit.
  * - float input: the moments and the log-likelihoods are computed in double from the float
@@ -123,6 +130,45 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec, Space>, GaussianNBParam
         exec_(std::move(exec)),
         space_(std::move(space)) {}
 
+  /// A fitted model with these attributes (see "A model from given attributes" above).
+  /// shape_error for sizes that disagree; invalid_argument for NaN/Inf, a variance or prior
+  /// <= 0, or classes that are not strictly increasing.
+  [[nodiscard]] static GaussianNB from_fitted(const Params& params, const MatrixRef<T>& theta,
+                                              const MatrixRef<T>& var,
+                                              const VectorRef<T>& class_prior,
+                                              const LabelsRef& classes, Exec exec = {},
+                                              Space space = {}) {
+    constexpr std::string_view where = "GaussianNB.from_fitted";
+    const index_t k = theta.rows();
+    if (var.rows() != k || var.cols() != theta.cols() || class_prior.size() != k ||
+        theta.cols() == 0) {
+      throw shape_error(std::string(where) + ": expected theta and var of k x p (p >= 1) and " +
+                        "class_prior of k entries, found " + std::to_string(k) + " x " +
+                        std::to_string(theta.cols()) + ", " + std::to_string(var.rows()) +
+                        " x " + std::to_string(var.cols()) + " and " +
+                        std::to_string(class_prior.size()));
+    }
+    onelearn::detail::check_given_classes(where, classes, k);
+    validation::check_finite(where, "theta", theta);
+    validation::check_finite(where, "var", var);
+    validation::check_finite(where, "class_prior", class_prior);
+    if (!(var.array() > T(0)).all() || !(class_prior.array() > T(0)).all()) {
+      throw invalid_argument(std::string(where) +
+                             ": expected var > 0 and class_prior > 0, found a value <= 0");
+    }
+    GaussianNB model(params, std::move(exec), std::move(space));
+    model.classes_ = classes;
+    model.theta_ = theta;
+    model.var_ = var;
+    model.class_prior_ = class_prior;
+    model.theta_d_ = theta.template cast<double>();
+    model.var_d_ = var.template cast<double>();
+    model.log_prior_d_ = class_prior.template cast<double>().array().log();
+    model.from_attributes_ = true;
+    model.fitted_ = true;
+    return model;
+  }
+
   GaussianNB& fit(const MatrixRef<T>& X, const LabelsRef& y) {
     return fit_impl(X, y, std::nullopt);
   }
@@ -161,7 +207,8 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec, Space>, GaussianNBParam
     return validation::fitted_attribute("GaussianNB.classes", fitted_, classes_);
   }
   [[nodiscard]] const Vector<T>& class_count() const {
-    return validation::fitted_attribute("GaussianNB.class_count", fitted_, class_count_);
+    check_seen_data("GaussianNB.class_count");
+    return class_count_;
   }
   [[nodiscard]] const Vector<T>& class_prior() const {
     return validation::fitted_attribute("GaussianNB.class_prior", fitted_, class_prior_);
@@ -176,7 +223,8 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec, Space>, GaussianNBParam
   }
   /// var_smoothing times the largest feature variance of X (scikit-learn's epsilon_).
   [[nodiscard]] T epsilon() const {
-    return validation::fitted_attribute("GaussianNB.epsilon", fitted_, epsilon_);
+    check_seen_data("GaussianNB.epsilon");
+    return epsilon_;
   }
   [[nodiscard]] index_t n_features_in() const {
     return validation::fitted_attribute("GaussianNB.n_features_in", fitted_, theta_.cols());
@@ -187,11 +235,22 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec, Space>, GaussianNBParam
   [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  private:
+  /// The counts and epsilon need a fit on data: a model made by from_fitted has none.
+  void check_seen_data(std::string_view where) const {
+    validation::check_fitted(where, fitted_);
+    if (from_attributes_) {
+      throw not_fitted_error(std::string(where) +
+                             ": expected a model fitted on data, found one made by from_fitted "
+                             "(it holds theta, var and the priors, not the counts)");
+    }
+  }
+
   GaussianNB& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
                        const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "GaussianNB.fit";
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
+    from_attributes_ = false;
     const double var_smoothing = this->params_.var_smoothing;
     exec_.propagate_errors([&] {
       if (!(var_smoothing >= 0)) {
@@ -313,6 +372,7 @@ class GaussianNB : public WithParams<GaussianNB<T, Exec, Space>, GaussianNBParam
   Vector<T> class_count_, class_prior_;
   T epsilon_{};
   bool fitted_ = false;
+  bool from_attributes_ = false;  // made by from_fitted: no counts, no epsilon
 };
 
 }  // namespace onelearn::naive_bayes

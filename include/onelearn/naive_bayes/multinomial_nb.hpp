@@ -53,6 +53,13 @@
  * - `feature_log_prob()` (Matrix<T>, k x p): log P(x_j | c).
  * - `n_features_in()`: number of features seen in fit.
  *
+ * \par A model from given attributes
+ * `MultinomialNB::from_fitted(params, feature_log_prob, class_log_prior, classes[, exec])`
+ * returns a model that predicts exactly as a fitted one with these attributes: what an imported
+ * model (onnx/to_estimator.hpp) becomes. feature_log_prob is k x p, class_log_prior has k
+ * entries, classes are k strictly increasing labels; every value finite. It has seen no data:
+ * class_count() and feature_count() are a not_fitted_error.
+ *
  * \par Differences from scikit-learn
  * - No `class_prior` parameter and no partial_fit; force_alpha is a bool whose default, false,
  *   behaves as 1.2.1's default "warn" (without the warning).
@@ -130,6 +137,35 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
   explicit MultinomialNB(const Params& params = {}, Exec exec = {})
       : WithParams<MultinomialNB, Params>(params), exec_(std::move(exec)) {}
 
+  /// A fitted model with these attributes (see "A model from given attributes" above).
+  /// shape_error for sizes that disagree; invalid_argument for NaN/Inf or classes that are not
+  /// strictly increasing.
+  [[nodiscard]] static MultinomialNB from_fitted(const Params& params,
+                                                 const MatrixRef<T>& feature_log_prob,
+                                                 const VectorRef<T>& class_log_prior,
+                                                 const LabelsRef& classes, Exec exec = {}) {
+    constexpr std::string_view where = "MultinomialNB.from_fitted";
+    const index_t k = feature_log_prob.rows();
+    if (class_log_prior.size() != k || feature_log_prob.cols() == 0) {
+      throw shape_error(std::string(where) + ": expected feature_log_prob of k x p (p >= 1) and " +
+                        "class_log_prior of k entries, found " + std::to_string(k) + " x " +
+                        std::to_string(feature_log_prob.cols()) + " and " +
+                        std::to_string(class_log_prior.size()));
+    }
+    onelearn::detail::check_given_classes(where, classes, k);
+    validation::check_finite(where, "feature_log_prob", feature_log_prob);
+    validation::check_finite(where, "class_log_prior", class_log_prior);
+    MultinomialNB model(params, std::move(exec));
+    model.classes_ = classes;
+    model.feature_log_prob_ = feature_log_prob;
+    model.class_log_prior_ = class_log_prior;
+    model.feature_log_prob_d_ = feature_log_prob.template cast<double>();
+    model.class_log_prior_d_ = class_log_prior.template cast<double>();
+    model.from_attributes_ = true;
+    model.fitted_ = true;
+    return model;
+  }
+
   MultinomialNB& fit(const MatrixRef<T>& X, const LabelsRef& y) {
     return fit_impl(X, y, std::nullopt);
   }
@@ -169,11 +205,13 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
     return validation::fitted_attribute("MultinomialNB.classes", fitted_, classes_);
   }
   [[nodiscard]] const Vector<T>& class_count() const {
-    return validation::fitted_attribute("MultinomialNB.class_count", fitted_, class_count_);
+    check_seen_data("MultinomialNB.class_count");
+    return class_count_;
   }
   /// Weighted per-class feature sums, n_classes x n_features (scikit-learn's feature_count_).
   [[nodiscard]] const Matrix<T>& feature_count() const {
-    return validation::fitted_attribute("MultinomialNB.feature_count", fitted_, feature_count_);
+    check_seen_data("MultinomialNB.feature_count");
+    return feature_count_;
   }
   /// log P(c), n_classes (scikit-learn's class_log_prior_).
   [[nodiscard]] const Vector<T>& class_log_prior() const {
@@ -192,11 +230,22 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
 
  private:
+  /// The counts need a fit on data: a model made by from_fitted has none.
+  void check_seen_data(std::string_view where) const {
+    validation::check_fitted(where, fitted_);
+    if (from_attributes_) {
+      throw not_fitted_error(std::string(where) +
+                             ": expected a model fitted on data, found one made by from_fitted "
+                             "(it holds the log-probabilities, not the counts)");
+    }
+  }
+
   MultinomialNB& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
                           const std::optional<VectorRef<T>>& weights) {
     constexpr std::string_view where = "MultinomialNB.fit";
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
     fitted_ = false;
+    from_attributes_ = false;
     const Params& params = this->params_;
     exec_.propagate_errors([&] {
       if (!(params.alpha >= 0) || std::isinf(params.alpha)) {
@@ -279,6 +328,7 @@ class MultinomialNB : public WithParams<MultinomialNB<T, Exec>, MultinomialNBPar
   Matrix<T> feature_count_, feature_log_prob_;
   Vector<T> class_count_, class_log_prior_;
   bool fitted_ = false;
+  bool from_attributes_ = false;  // made by from_fitted: no counts
 };
 
 }  // namespace onelearn::naive_bayes

@@ -82,6 +82,24 @@
  *   float64; read in onnx/detail/k_means_reader.hpp): the centres, given as the initial
  *   centres of a fit on those rows, which ends where it starts; the metadata's parameters.
  *   inertia() (0), n_iter() (1) and labels() (0..k-1) are that fit's. Not as a Pipeline step.
+ * - `naive_bayes::MultinomialNB<T>`: one LinearClassifier (float64 files: its plain-operator
+ *   form, folded as the linear models') with one coefficient row per class (feature_log_prob,
+ *   also for two classes), intercepts class_log_prior and SOFTMAX, as onelearn writes it; made
+ *   with MultinomialNB::from_fitted (class_count() and feature_count() are not in the file: a
+ *   not_fitted_error). A Pipeline step too.
+ * - `naive_bayes::GaussianNB<T>`: the graph onnx/export/naive_bayes.hpp writes (float32 or
+ *   float64; read in onnx/detail/gaussian_nb_reader.hpp): theta from the differences, var from
+ *   the weights -1 / (2 var), the priors from the constants that add log prior and the
+ *   normalisation, the classes from the identity LinearClassifier; made with
+ *   GaussianNB::from_fitted (class_count() and epsilon() are not in the file). Not as a
+ *   Pipeline step.
+ * - `decomposition::PCA<T>`: the plain-operator graph onnx/export/decomposition.hpp writes
+ *   (float32 or float64; read in onnx/detail/pca_reader.hpp): Sub of the mean, MatMul with the
+ *   components transposed, with whiten a Div by sqrt(explained_variance), or the whitening
+ *   folded into the matrix (columns of norm 1 / sqrt(explained_variance)), made with
+ *   PCA::from_fitted. What the file does not carry, a fit on data's attributes
+ *   (explained_variance_ratio(), singular_values(), noise_variance(), n_samples(), and
+ *   explained_variance() without whiten), is a not_fitted_error. Not as a Pipeline step.
  * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
  *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
  * Float64 files: ONNX-ML's Scaler, LinearRegressor and LinearClassifier compute in float32, so
@@ -154,8 +172,10 @@
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/boosting_reader.hpp"
 #include "onelearn/onnx/detail/float64_layouts.hpp"
+#include "onelearn/onnx/detail/gaussian_nb_reader.hpp"
 #include "onelearn/onnx/detail/k_means_reader.hpp"
 #include "onelearn/onnx/detail/neighbors_reader.hpp"
+#include "onelearn/onnx/detail/pca_reader.hpp"
 #include "onelearn/onnx/detail/transform_reader.hpp"
 #include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
 #include "onelearn/onnx/errors.hpp"
@@ -176,6 +196,9 @@
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/pipeline.hpp"
 #include "onelearn/cluster/k_means.hpp"
+#include "onelearn/decomposition/pca.hpp"
+#include "onelearn/naive_bayes/gaussian_nb.hpp"
+#include "onelearn/naive_bayes/multinomial_nb.hpp"
 #include "onelearn/ensemble/forest_classifier.hpp"
 #include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
@@ -551,9 +574,22 @@ E import_regressor(const ImportStep& s, Exec exec) {
   return import_make(s, [&] { return E::from_fitted(params, c, b, std::move(exec)); });
 }
 
-/// LogisticRegression: one LinearClassifier (see the top of this header for the layouts).
-template <class E, class T, exec::ExecutionPolicy Exec>
-E import_classifier(const ImportStep& s, Exec exec) {
+/// A LinearClassifier's scores as the file gives them: its labels (in the file's order and
+/// sorted), one score row per intercept (W, b; p columns), the post_transform. The node's
+/// labels and coefficient counts are checked, and the ZipMap labels after it (when it is the
+/// last step) against the classifier's.
+struct LinearScores {
+  std::vector<std::int64_t> labels, sorted;
+  Matrix<double> W;
+  Vector<double> b;
+  std::string post;
+  /// The score row of `label` (the position of label in the file's labels).
+  [[nodiscard]] index_t index_of(std::int64_t label) const {
+    return static_cast<index_t>(std::find(labels.begin(), labels.end(), label) - labels.begin());
+  }
+};
+
+inline LinearScores import_linear_scores(const ImportStep& s) {
   import_expect_op(s, "LinearClassifier");
   const std::vector<const ::onnx::NodeProto*> zipmaps =
       s.last ? import_check_trailing(s.chain, s.target, true)
@@ -564,9 +600,9 @@ E import_classifier(const ImportStep& s, Exec exec) {
                        "unsupported data type string (class labels): onelearn's labels are "
                        "integers (classlabels_ints)");
   }
-  const std::vector<std::int64_t> labels =
-      ctx.get_ints("classlabels_ints").value_or(std::vector<std::int64_t>{});
-  const auto k = static_cast<index_t>(labels.size());
+  LinearScores out;
+  out.labels = ctx.get_ints("classlabels_ints").value_or(std::vector<std::int64_t>{});
+  const auto k = static_cast<index_t>(out.labels.size());
   if (k < 2) {
     import_fail(
         s.node, s.target,
@@ -594,22 +630,44 @@ E import_classifier(const ImportStep& s, Exec exec) {
                           " values: " + std::to_string(rows) + " rows of " + std::to_string(p) +
                           ", the input has " + std::to_string(s.features) + " features");
   }
-  const auto E_rows = static_cast<index_t>(rows);
-  Matrix<double> W(E_rows, p);
-  Vector<double> b = Vector<double>::Zero(E_rows);
-  for (index_t r = 0; r < E_rows; ++r) {
-    for (index_t j = 0; j < p; ++j) W(r, j) = coef[static_cast<std::size_t>(r * p + j)];
-    if (!intercepts.empty()) b(r) = intercepts[static_cast<std::size_t>(r)];
+  const auto n_rows = static_cast<index_t>(rows);
+  out.W.resize(n_rows, p);
+  out.b = Vector<double>::Zero(n_rows);
+  for (index_t r = 0; r < n_rows; ++r) {
+    for (index_t j = 0; j < p; ++j) out.W(r, j) = coef[static_cast<std::size_t>(r * p + j)];
+    if (!intercepts.empty()) out.b(r) = intercepts[static_cast<std::size_t>(r)];
   }
-  std::vector<std::int64_t> sorted = labels;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+  out.sorted = out.labels;
+  std::sort(out.sorted.begin(), out.sorted.end());
+  if (std::adjacent_find(out.sorted.begin(), out.sorted.end()) != out.sorted.end()) {
     import_fail(s.node, s.target, "attribute 'classlabels_ints' lists a label twice");
   }
-  const auto index_of = [&](std::int64_t label) {
-    return static_cast<index_t>(std::find(labels.begin(), labels.end(), label) - labels.begin());
-  };
-  const std::string post = ctx.get_string("post_transform", "NONE");
+  for (const ::onnx::NodeProto* z : zipmaps) {
+    const NodeAttributes zc = import_context(*z);
+    if (zc.has("classlabels_strings")) {
+      import_unsupported(*z, s.target, unsupported_kind::data_type, "string",
+                         "unsupported data type string (ZipMap class labels)");
+    }
+    if (zc.get_ints("classlabels_int64s").value_or(std::vector<std::int64_t>{}) != out.labels) {
+      import_fail(*z, s.target, "classlabels_int64s differ from the classifier's classlabels_ints");
+    }
+  }
+  out.post = ctx.get_string("post_transform", "NONE");
+  return out;
+}
+
+/// LogisticRegression: one LinearClassifier (see the top of this header for the layouts).
+template <class E, class T, exec::ExecutionPolicy Exec>
+E import_classifier(const ImportStep& s, Exec exec) {
+  const LinearScores scores = import_linear_scores(s);
+  const std::vector<std::int64_t>& sorted = scores.sorted;
+  const Matrix<double>& W = scores.W;
+  const Vector<double>& b = scores.b;
+  const auto k = static_cast<index_t>(sorted.size());
+  const index_t p = W.cols();
+  const index_t E_rows = W.rows();
+  const auto index_of = [&](std::int64_t label) { return scores.index_of(label); };
+  const std::string& post = scores.post;
   const auto refuse_post = [&](const std::string& expected) {
     import_unsupported(s.node, s.target, unsupported_kind::attribute, "post_transform " + post,
                        "unsupported post_transform " + post + " with " + std::to_string(E_rows) +
@@ -671,16 +729,6 @@ E import_classifier(const ImportStep& s, Exec exec) {
           std::to_string(E_rows) + " score rows for 2 class labels (expected 1 or 2)");
     }
   }
-  for (const ::onnx::NodeProto* z : zipmaps) {
-    const NodeAttributes zc = import_context(*z);
-    if (zc.has("classlabels_strings")) {
-      import_unsupported(*z, s.target, unsupported_kind::data_type, "string",
-                         "unsupported data type string (ZipMap class labels)");
-    }
-    if (zc.get_ints("classlabels_int64s").value_or(std::vector<std::int64_t>{}) != labels) {
-      import_fail(*z, s.target, "classlabels_int64s differ from the classifier's classlabels_ints");
-    }
-  }
   auto params = import_step_params<typename E::Params>(s);
   if (!c0.isZero(0)) params.fit_intercept = true;
   const Labels classes = Eigen::Map<const Labels>(sorted.data(), k);
@@ -688,6 +736,38 @@ E import_classifier(const ImportStep& s, Exec exec) {
   const Vector<T> intercept_t = c0.template cast<T>();
   return import_make(
       s, [&] { return E::from_fitted(params, coef_t, intercept_t, classes, std::move(exec)); });
+}
+
+/// MultinomialNB: one LinearClassifier whose coefficients are feature_log_prob (one row per
+/// class, also for two classes), intercepts class_log_prior, SOFTMAX: its scores are the joint
+/// log-likelihood. Rows are reordered to the sorted labels.
+template <class E, class T, exec::ExecutionPolicy Exec>
+E import_multinomial_nb(const ImportStep& s, Exec exec) {
+  const LinearScores scores = import_linear_scores(s);
+  const auto k = static_cast<index_t>(scores.sorted.size());
+  if (scores.W.rows() != k) {
+    import_fail_shape(s.node, s.target,
+                      std::to_string(scores.W.rows()) + " score rows for " + std::to_string(k) +
+                          " class labels (MultinomialNB has one per class)");
+  }
+  if (scores.post != "SOFTMAX") {
+    import_unsupported(s.node, s.target, unsupported_kind::attribute,
+                       "post_transform " + scores.post,
+                       "unsupported post_transform " + scores.post +
+                           " (expected SOFTMAX: MultinomialNB's probabilities are the softmax "
+                           "of its joint log-likelihood)");
+  }
+  Matrix<T> log_prob(k, scores.W.cols());
+  Vector<T> log_prior(k);
+  for (index_t c = 0; c < k; ++c) {
+    const index_t from = scores.index_of(scores.sorted[static_cast<std::size_t>(c)]);
+    log_prob.row(c) = scores.W.row(from).template cast<T>();
+    log_prior(c) = static_cast<T>(scores.b(from));
+  }
+  const Labels classes = Eigen::Map<const Labels>(scores.sorted.data(), k);
+  const auto params = import_step_params<typename E::Params>(s);
+  return import_make(
+      s, [&] { return E::from_fitted(params, log_prob, log_prior, classes, std::move(exec)); });
 }
 
 /// A Scaler's transform, (x - offset) * scale, one value per feature (a single offset or scale
@@ -898,6 +978,16 @@ struct importer<linear_model::LogisticRegression<T, Exec>> {
   static constexpr std::string_view name = "LogisticRegression";
   static auto read(const ImportStep& s, Exec exec) {
     return import_classifier<linear_model::LogisticRegression<T, Exec>, T>(s, std::move(exec));
+  }
+};
+
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<naive_bayes::MultinomialNB<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "MultinomialNB";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_multinomial_nb<naive_bayes::MultinomialNB<T, Exec>, T>(s, std::move(exec));
   }
 };
 
@@ -1335,6 +1425,81 @@ struct importer<cluster::KMeans<T, Exec>> {
                         "equal or nearly so, which a KMeans' centres are not)");
     }
     return estimator.set_params(params);
+  }
+};
+
+/// PCA: the mean, the components and (whiten) the explained variance of its projection
+/// (onnx/detail/pca_reader.hpp), made into a PCA by from_fitted; the metadata's parameters, with
+/// n_components and whiten as the graph shows them. Read and made on every rank inside
+/// import_read, so that a file one rank refuses is an error on every rank.
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<decomposition::PCA<T, Exec>> {
+  using E = decomposition::PCA<T, Exec>;
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "PCA";
+  static E read_model(const ::onnx::ModelProto& model, Exec exec) {
+    return import_read(exec, [&] {
+      const ReadPCA read = read_pca(model, name);
+      Matrix<T> components(read.k, read.p);
+      for (index_t c = 0; c < read.k; ++c) {
+        for (index_t j = 0; j < read.p; ++j) {
+          components(c, j) = static_cast<T>(read.components[static_cast<std::size_t>(c * read.p + j)]);
+        }
+      }
+      const Vector<T> mean =
+          Eigen::Map<const Vector<double>>(read.mean.data(), read.p).template cast<T>();
+      const Vector<T> variance =
+          Eigen::Map<const Vector<double>>(read.explained_variance.data(),
+                                           static_cast<index_t>(read.explained_variance.size()))
+              .template cast<T>();
+      auto params = import_model_params<typename E::Params>(model, name);
+      params.n_components = read.k;
+      params.whiten = read.whiten;
+      const std::string where = "onnx: onnx::to_estimator<PCA>: ";
+      try {
+        return E::from_fitted(params, components, mean, variance, exec);
+      } catch (const shape_error& e) {
+        throw shape_error(where + e.what());
+      } catch (const onelearn::invalid_argument& e) {
+        throw graph_error(where + "the model's values are not a PCA's: " + e.what());
+      }
+    });
+  }
+};
+
+/// GaussianNB: its means, variances, log priors and classes from the joint log-likelihood's
+/// graph (onnx/detail/gaussian_nb_reader.hpp), made into a GaussianNB by from_fitted with the
+/// metadata's parameters; read and made on every rank inside import_read, as PCA.
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<naive_bayes::GaussianNB<T, Exec>> {
+  using E = naive_bayes::GaussianNB<T, Exec>;
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "GaussianNB";
+  static E read_model(const ::onnx::ModelProto& model, Exec exec) {
+    return import_read(exec, [&] {
+      const ReadGaussianNB read = read_gaussian_nb(model, name);
+      const Matrix<T> theta =
+          Eigen::Map<const Matrix<double>>(read.theta.data(), read.k, read.p).template cast<T>();
+      const Matrix<T> var =
+          Eigen::Map<const Matrix<double>>(read.var.data(), read.k, read.p).template cast<T>();
+      const Vector<T> prior = Eigen::Map<const Vector<double>>(read.log_prior.data(), read.k)
+                                  .array()
+                                  .exp()
+                                  .matrix()
+                                  .template cast<T>();
+      const Labels classes = Eigen::Map<const Labels>(read.classes.data(), read.k);
+      const auto params = import_model_params<typename E::Params>(model, name);
+      const std::string where = "onnx: onnx::to_estimator<GaussianNB>: ";
+      try {
+        return E::from_fitted(params, theta, var, prior, classes, exec);
+      } catch (const shape_error& e) {
+        throw shape_error(where + e.what());
+      } catch (const onelearn::invalid_argument& e) {
+        throw graph_error(where + "the model's values are not a GaussianNB's: " + e.what());
+      }
+    });
   }
 };
 
