@@ -30,8 +30,9 @@ struct ReadPCA {
 };
 
 /// How far from 1 a component's norm may be before the column is taken as whitened: float32
-/// rounding moves a unit norm by ~1e-7, and a whitened column's norm is 1 / sqrt(variance),
-/// which is 1 only for a variance of exactly 1 (then the two readings are the same model).
+/// rounding moves a unit norm by ~1e-7, and a whitened column's norm is 1 / sqrt(variance).
+/// When every component's variance is within ~2e-4 of 1, a folded file reads as a PCA without
+/// whiten whose transform differs from the original's by at most that much.
 inline constexpr double pca_unit_norm_tolerance = 1e-4;
 
 inline ReadPCA read_pca(const ::onnx::ModelProto& model, std::string_view target) {
