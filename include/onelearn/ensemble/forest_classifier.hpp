@@ -197,7 +197,7 @@ class ForestClassifier : public WithParams<ForestClassifier<T, Exec, P>, P> {
     detail::check_forest_params(where, params, true);
     if (trees.empty()) throw invalid_argument(where + ": expected at least one tree, found none");
     for (const tree::detail::TreeNodes& t : trees) {
-      tree::detail::check_fitted_classes(where, classes, t.n_values);
+      onelearn::detail::check_given_classes(where, classes, t.n_values, 2);  // one per node value
       t.check_structure(where, n_features);
     }
     ForestClassifier out(params, std::move(exec));

@@ -192,7 +192,7 @@ class DecisionTreeClassifier
                                             Exec exec = {}) {
     constexpr std::string_view where = "DecisionTreeClassifier.from_fitted";
     detail::check_tree_params(where, params, true);
-    detail::check_fitted_classes(where, classes, tree.n_values);
+    onelearn::detail::check_given_classes(where, classes, tree.n_values, 2);  // one per node value
     tree.check_structure(where, n_features);
     DecisionTreeClassifier out(params, std::move(exec));
     out.classes_ = classes;

@@ -64,24 +64,6 @@ inline bool random_splitter(std::string_view where, std::string_view splitter) {
                          std::string(splitter) + "\"");
 }
 
-/// Classes of a model made with from_fitted: at least 2, strictly increasing (as fit sorts
-/// them), one per value of a node.
-inline void check_fitted_classes(std::string_view where, const LabelsRef& classes,
-                                 index_t n_values) {
-  if (classes.size() < 2 || classes.size() != n_values) {
-    throw invalid_argument(std::string(where) + ": expected at least 2 classes, one per node " +
-                           "value (" + std::to_string(n_values) + "), found " +
-                           std::to_string(classes.size()));
-  }
-  for (index_t c = 1; c < classes.size(); ++c) {
-    if (!(classes(c - 1) < classes(c))) {
-      throw invalid_argument(std::string(where) + ": expected strictly increasing classes, " +
-                             "found " + std::to_string(classes(c - 1)) + " before " +
-                             std::to_string(classes(c)));
-    }
-  }
-}
-
 /// Checks the parameters every rank holds alike (so each rank raises the same error).
 template <class P>
 void check_tree_params(std::string_view where, const P& p, bool classification) {
