@@ -1428,6 +1428,21 @@ struct importer<cluster::KMeans<T, Exec>> {
   }
 };
 
+/// A whole-graph reader's E::from_fitted(...), its errors restated as the file's: a
+/// shape_error stays one, anything else it rejects (NaN, a variance <= 0) is a graph_error.
+template <class F>
+auto import_from_attributes(std::string_view name, F&& make) {
+  const std::string where = "onnx: onnx::to_estimator<" + std::string(name) + ">: ";
+  try {
+    return make();
+  } catch (const shape_error& e) {
+    throw shape_error(where + e.what());
+  } catch (const onelearn::invalid_argument& e) {
+    throw graph_error(where + "the model's values are not a " + std::string(name) + "'s: " +
+                      e.what());
+  }
+}
+
 /// PCA: the mean, the components and (whiten) the explained variance of its projection
 /// (onnx/detail/pca_reader.hpp), made into a PCA by from_fitted; the metadata's parameters, with
 /// n_components and whiten as the graph shows them. Read and made on every rank inside
@@ -1441,12 +1456,9 @@ struct importer<decomposition::PCA<T, Exec>> {
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
     return import_read(exec, [&] {
       const ReadPCA read = read_pca(model, name);
-      Matrix<T> components(read.k, read.p);
-      for (index_t c = 0; c < read.k; ++c) {
-        for (index_t j = 0; j < read.p; ++j) {
-          components(c, j) = static_cast<T>(read.components[static_cast<std::size_t>(c * read.p + j)]);
-        }
-      }
+      const Matrix<T> components =
+          Eigen::Map<const Matrix<double>>(read.components.data(), read.k, read.p)
+              .template cast<T>();
       const Vector<T> mean =
           Eigen::Map<const Vector<double>>(read.mean.data(), read.p).template cast<T>();
       const Vector<T> variance =
@@ -1456,14 +1468,9 @@ struct importer<decomposition::PCA<T, Exec>> {
       auto params = import_model_params<typename E::Params>(model, name);
       params.n_components = read.k;
       params.whiten = read.whiten;
-      const std::string where = "onnx: onnx::to_estimator<PCA>: ";
-      try {
+      return import_from_attributes(name, [&] {
         return E::from_fitted(params, components, mean, variance, exec);
-      } catch (const shape_error& e) {
-        throw shape_error(where + e.what());
-      } catch (const onelearn::invalid_argument& e) {
-        throw graph_error(where + "the model's values are not a PCA's: " + e.what());
-      }
+      });
     });
   }
 };
@@ -1491,14 +1498,9 @@ struct importer<naive_bayes::GaussianNB<T, Exec>> {
                                   .template cast<T>();
       const Labels classes = Eigen::Map<const Labels>(read.classes.data(), read.k);
       const auto params = import_model_params<typename E::Params>(model, name);
-      const std::string where = "onnx: onnx::to_estimator<GaussianNB>: ";
-      try {
+      return import_from_attributes(name, [&] {
         return E::from_fitted(params, theta, var, prior, classes, exec);
-      } catch (const shape_error& e) {
-        throw shape_error(where + e.what());
-      } catch (const onelearn::invalid_argument& e) {
-        throw graph_error(where + "the model's values are not a GaussianNB's: " + e.what());
-      }
+      });
     });
   }
 };
