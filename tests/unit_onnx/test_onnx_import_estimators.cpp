@@ -947,8 +947,9 @@ TEST_CASE_TEMPLATE("onnx import: MultinomialNB round trip, alone and after a Min
           (whole ? 0.0 : 1e-7));
     CHECK(onelearn::test::max_relative_error(back.class_log_prior(), m.class_log_prior()) <=
           (whole ? 0.0 : 1e-7));
+    // A float model predicts from its log-probabilities in double, the file holds them in float.
     CHECK(scaled_error(back.predict_proba(digits.X_test), m.predict_proba(digits.X_test)) <=
-          (whole ? 0.0 : 1e-4));
+          (std::is_same_v<T, float> ? 1e-5 : (whole ? 0.0 : 1e-4)));
     CHECK(back.score(digits.X_test, digits.y_test) == m.score(digits.X_test, digits.y_test));
     CHECK_THROWS_AS((void)back.class_count(), onelearn::not_fitted_error);
     CHECK_THROWS_AS((void)back.feature_count(), onelearn::not_fitted_error);
