@@ -879,6 +879,31 @@ TEST_CASE_TEMPLATE("onnx import: PCA round trip, float32 and float64 files, whit
           1e-6);
     CHECK(scaled_error(back.transform(iris.X_test), m.transform(iris.X_test)) <= 1e-5);
   }
+  SUBCASE("the divisor a Sqrt node of the variances (Sub, MatMul, Sqrt, Div)") {
+    PCA<T> m({.n_components = 2, .whiten = true});
+    m.fit(iris.X_train);
+    const Matrix<double> C = m.components().template cast<double>();
+    std::vector<double> transposed;  // p x k, row-major
+    for (index_t j = 0; j < C.cols(); ++j) {
+      for (index_t c = 0; c < C.rows(); ++c) transposed.push_back(C(c, j));
+    }
+    const Vector<double> mean = m.mean().template cast<double>();
+    const Vector<double> ev = m.explained_variance().template cast<double>();
+    ::onnx::ModelProto g = skl_model(4);
+    float_initializer(g, "mean", {4}, {mean.data(), mean.data() + 4});
+    float_initializer(g, "transform_matrix", {4, 2}, transposed);
+    float_initializer(g, "explained_variance", {2}, {ev.data(), ev.data() + 2});
+    add_node(g, "Sub", "Sub", {"X", "mean"}, {"centred"}, false);
+    add_node(g, "MatMul", "MatMul", {"centred", "transform_matrix"}, {"scores"}, false);
+    add_node(g, "Sqrt", "Sqrt", {"explained_variance"}, {"deviations"}, false);
+    add_node(g, "Div", "Div", {"scores", "deviations"}, {"variable"}, false);
+    tensor_value(g.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT, {-1, 2});
+    const auto back = ox::to_estimator<PCA<T>>(g);
+    CHECK(back.get_params().whiten);
+    CHECK(onelearn::test::max_relative_error(back.explained_variance(), m.explained_variance()) <=
+          1e-7);
+    CHECK(scaled_error(back.transform(iris.X_test), m.transform(iris.X_test)) <= 1e-5);
+  }
   SUBCASE("other graphs are refused with the reason") {
     onelearn::cluster::KMeans<T> km({.n_clusters = 3, .random_state = 1});
     km.fit(iris.X_train);

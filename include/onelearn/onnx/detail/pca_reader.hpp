@@ -1,7 +1,7 @@
 #pragma once
 // Reads back what onnx/export/decomposition.hpp writes for PCA, float32 or float64: Sub of the
 // mean from the features, MatMul with the p x k components transposed and, with whiten, Div by
-// sqrt(explained_variance). A converter may instead fold the whitening into the matrix (each
+// sqrt(explained_variance) (a constant, or a Sqrt node of the variances). A converter may instead fold the whitening into the matrix (each
 // column divided by its component's sqrt(explained_variance)); since a PCA's components have
 // unit norm, columns whose norms are not 1 say so, and give the variances back as 1 / norm².
 
@@ -80,16 +80,27 @@ inline ReadPCA read_pca(const ::onnx::ModelProto& model, std::string_view target
   for (std::size_t c = 0; c < k; ++c) {
     for (std::size_t j = 0; j < p; ++j) out.components[c * p + j] = (*weight_values)[j * k + c];
   }
-  // Whitening as onelearn writes it: Div of the scores by a constant of k values.
+  // Whitening as a Div of the scores by k values: a constant sqrt(explained_variance) (as
+  // onelearn writes it), or a Sqrt node of the constant variances themselves.
   const ::onnx::NodeProto* div = g.consumer(matmul.output(0), "Div");
   if (div != nullptr && div->input_size() == 2 && div->input(0) == matmul.output(0)) {
-    const auto sdev = g.reals(div->input(1), out.k);
-    if (!sdev) {
-      NodeAttributes(*div).fail("the scores' divisor is not a real constant of " +
-                                std::to_string(out.k) + " values (sqrt(explained_variance))");
+    const ::onnx::NodeProto* sqrt = g.producer(div->input(1));
+    if (sqrt != nullptr && sqrt->op_type() == "Sqrt" && sqrt->input_size() == 1) {
+      const auto variance = g.reals(sqrt->input(0), out.k);
+      if (!variance) {
+        NodeAttributes(*sqrt).fail("the explained variance is not a real constant of " +
+                                   std::to_string(out.k) + " values");
+      }
+      out.explained_variance = *variance;
+    } else {
+      const auto sdev = g.reals(div->input(1), out.k);
+      if (!sdev) {
+        NodeAttributes(*div).fail("the scores' divisor is not a real constant of " +
+                                  std::to_string(out.k) + " values (sqrt(explained_variance))");
+      }
+      for (const double s : *sdev) out.explained_variance.push_back(s * s);
     }
     out.whiten = true;
-    for (const double s : *sdev) out.explained_variance.push_back(s * s);
     return out;
   }
   // Whitening folded into the matrix: components of norm 1 / sqrt(variance).
