@@ -38,19 +38,14 @@ struct ReadGaussianNB {
 inline ReadGaussianNB read_gaussian_nb(const ::onnx::ModelProto& file, std::string_view target) {
   const ::onnx::ModelProto model = fold_float64_layouts(file);
   const PlainGraph g(model, target);
-  const ::onnx::NodeProto* sub = nullptr;
-  for (const auto* s : g.nodes("Sub")) {
-    const ::onnx::NodeProto* unsqueeze = s->input_size() == 2 ? g.producer(s->input(0)) : nullptr;
-    if (unsqueeze != nullptr && unsqueeze->op_type() == "Unsqueeze" &&
-        g.is_features(unsqueeze->input(0))) {
-      if (sub != nullptr) g.fail("more than one set of class means");
-      sub = s;
-    }
+  const std::vector<PlainGraph::Differences> differences = g.differences_of_features();
+  if (differences.size() != 1) {
+    g.fail(differences.empty()
+               ? std::string("no differences to the class means (expected the layout of "
+                             "GaussianNB's export: onnx/export/naive_bayes.hpp)")
+               : std::string("more than one set of class means"));
   }
-  if (sub == nullptr) {
-    g.fail("no differences to the class means (expected the layout of GaussianNB's export: "
-           "onnx/export/naive_bayes.hpp)");
-  }
+  const auto [sub, square] = differences[0];
   const Tensor* theta = g.constant(sub->input(1));
   const auto theta_values = g.reals(sub->input(1));
   if (theta == nullptr || theta->rank() != 2 || !theta_values) {
@@ -59,11 +54,8 @@ inline ReadGaussianNB read_gaussian_nb(const ::onnx::ModelProto& file, std::stri
   ReadGaussianNB out;
   out.k = theta->shape()[0];
   out.p = theta->shape()[1];
-  // Squared (Mul by itself), weighted (Mul by a k x p constant), summed (MatMul), Squeeze, Add.
-  const ::onnx::NodeProto* square = g.consumer(sub->output(0), "Mul");
-  const bool squared = square != nullptr && square->input_size() == 2 &&
-                       square->input(0) == sub->output(0) && square->input(1) == sub->output(0);
-  const ::onnx::NodeProto* weigh = squared ? g.consumer(square->output(0), "Mul") : nullptr;
+  // Squared, weighted (Mul by a k x p constant), summed (MatMul), Squeeze, Add.
+  const ::onnx::NodeProto* weigh = square != nullptr ? g.consumer(square->output(0), "Mul") : nullptr;
   const auto weights = weigh != nullptr && weigh->input_size() == 2
                            ? g.reals(weigh->input(1), out.k * out.p)
                            : std::nullopt;

@@ -26,23 +26,14 @@ struct ReadCentres {
 inline ReadCentres read_k_means_centres(const ::onnx::ModelProto& model, std::string_view target) {
   const PlainGraph g(model, target);
   std::vector<ReadCentres> found;
-  for (const auto* sub : g.nodes("Sub")) {
-    if (sub->input_size() != 2) continue;
-    const ::onnx::NodeProto* unsqueeze = g.producer(sub->input(0));
-    if (unsqueeze == nullptr || unsqueeze->op_type() != "Unsqueeze" ||
-        !g.is_features(unsqueeze->input(0))) {
-      continue;
-    }
+  for (const auto& [sub, square] : g.differences_of_features()) {
     const Tensor* c = g.constant(sub->input(1));
     const auto values = g.reals(sub->input(1));
     if (c == nullptr || c->rank() != 2 || !values) {
       NodeAttributes(*sub).fail("the centres are not a k x p real constant");
     }
-    // The differences squared (Mul by itself), then summed (MatMul): no weights in between.
-    const ::onnx::NodeProto* square = g.consumer(sub->output(0), "Mul");
-    const bool squared = square != nullptr && square->input_size() == 2 &&
-                         square->input(0) == sub->output(0) && square->input(1) == sub->output(0);
-    if (!squared || g.consumer(square->output(0), "MatMul") == nullptr) {
+    // The differences squared, then summed (MatMul): no weights in between.
+    if (square == nullptr || g.consumer(square->output(0), "MatMul") == nullptr) {
       NodeAttributes(*sub).fail(
           "the differences to the centres are not squared and summed (MatMul with ones) "
           "unweighted, as KMeans' squared distances are");

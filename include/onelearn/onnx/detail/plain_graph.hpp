@@ -111,6 +111,30 @@ class PlainGraph {
     return nullptr;
   }
 
+  /// A Sub of the features, unsqueezed to N x 1 x p, by k x p rows (input 1), and the Mul
+  /// that squares the differences (null when they are not multiplied by themselves): how
+  /// onnx/export/core.hpp's export_squared_differences starts KMeans' and GaussianNB's graphs.
+  struct Differences {
+    const ::onnx::NodeProto* sub;
+    const ::onnx::NodeProto* square;
+  };
+  [[nodiscard]] std::vector<Differences> differences_of_features() const {
+    std::vector<Differences> out;
+    for (const auto* sub : nodes("Sub")) {
+      const ::onnx::NodeProto* unsqueeze = sub->input_size() == 2 ? producer(sub->input(0)) : nullptr;
+      if (unsqueeze == nullptr || unsqueeze->op_type() != "Unsqueeze" ||
+          unsqueeze->input_size() < 1 || !is_features(unsqueeze->input(0))) {
+        continue;
+      }
+      const ::onnx::NodeProto* square = consumer(sub->output(0), "Mul");
+      const bool squared = square != nullptr && square->input_size() == 2 &&
+                           square->input(0) == sub->output(0) &&
+                           square->input(1) == sub->output(0);
+      out.push_back({sub, squared ? square : nullptr});
+    }
+    return out;
+  }
+
   /// The constant `name`, or null.
   [[nodiscard]] const Tensor* constant(const std::string& name) const {
     return constants_.find_constant(name);
