@@ -1191,6 +1191,139 @@ TEST_CASE("onnx import: histogram gradient boosting round trip (iris, diabetes w
   }
 }
 
+TEST_CASE_TEMPLATE("onnx import: pipelines with steps read from whole graphs", T, float, double) {
+  // Steps whose export is a graph of plain operators (PCA, GaussianNB, the k-NN models, the
+  // plain transformers) next to steps that are one ai.onnx.ml node, and two whole-graph steps
+  // in a row, where only the data flow says where one ends (Div of a whitened PCA, Div of a
+  // Normalizer). The imported pipeline predicts what the original does and its steps hold the
+  // original's numbers (float64 files: exactly; float32 ones: rounded).
+  using onelearn::cluster::KMeans;
+  using onelearn::decomposition::PCA;
+  using onelearn::naive_bayes::GaussianNB;
+  using onelearn::neighbors::KNeighborsClassifier;
+  using onelearn::pipeline::make_pipeline;
+  using onelearn::preprocessing::MinMaxScaler;
+  using onelearn::preprocessing::Normalizer;
+  using onelearn::preprocessing::PolynomialFeatures;
+  using onelearn::preprocessing::SimpleImputer;
+  const auto iris = onelearn::test::load_split<T, std::int64_t>("iris");
+  const auto diabetes = onelearn::test::load_split<T>("diabetes");
+  const Labels labels = relabel(iris.y_train, {20, 5, 11});
+  // T's arithmetic on the file's numbers: a float64 file holds them all; a float32 file rounds
+  // a double model's (1e-7 relative), which moves probabilities by about 1e-6.
+  const auto tolerance = [](bool whole) {
+    return std::is_same_v<T, float> ? 1e-5 : (whole ? 1e-12 : 1e-5);
+  };
+  // Each subcase for a float32 file and a float64 file.
+  const auto for_each_precision = [](const auto& check) {
+    for (const auto precision : {ox::Precision::float32, ox::Precision::float64}) {
+      const bool whole = precision == ox::Precision::float64 || std::is_same_v<T, float>;
+      CAPTURE(whole);
+      check(precision, whole);
+    }
+  };
+  SUBCASE("StandardScaler, whitened PCA, LogisticRegression (node, graph, node)") {
+    for_each_precision([&](ox::Precision precision, bool whole) {
+      auto pipe = make_pipeline(StandardScaler<T>(), PCA<T>({.n_components = 3, .whiten = true}),
+                                LogisticRegression<T>({.C = 10}));
+      pipe.fit(iris.X_train, labels);
+      const auto back = round_trip(pipe, {.precision = precision});
+      CHECK(back.template step<1>().get_params().whiten);
+      CHECK(back.template step<1>().components().rows() == 3);
+      CHECK(onelearn::test::max_relative_error(back.template step<1>().components(),
+                                               pipe.template step<1>().components()) <=
+            (whole ? 0.0 : 1e-7));
+      CHECK(back.template step<2>().get_params().C == 10);
+      CHECK(scaled_error(back.predict_proba(iris.X_test), pipe.predict_proba(iris.X_test)) <=
+            tolerance(whole));
+      CHECK((back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+    });
+  }
+  SUBCASE("PCA, GaussianNB (two graphs)") {
+    for_each_precision([&](ox::Precision precision, bool whole) {
+      auto pipe = make_pipeline(PCA<T>({.n_components = 2}), GaussianNB<T>());
+      pipe.fit(iris.X_train, labels);
+      const auto back = round_trip(pipe, {.precision = precision});
+      CHECK(back.template step<0>().components().rows() == 2);
+      CHECK(!back.template step<0>().get_params().whiten);
+      CHECK((back.template step<1>().classes().array() == as_labels({5, 11, 20}).array()).all());
+      CHECK(onelearn::test::max_relative_error(back.template step<1>().theta(),
+                                               pipe.template step<1>().theta()) <=
+            (whole ? 1e-12 : 1e-6));
+      CHECK(scaled_error(back.predict_proba(iris.X_test), pipe.predict_proba(iris.X_test)) <=
+            100 * tolerance(whole));
+      CHECK((back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+    });
+  }
+  SUBCASE("whitened PCA, Normalizer, KMeans (three graphs in a row)") {
+    for_each_precision([&](ox::Precision precision, bool whole) {
+      auto pipe = make_pipeline(PCA<T>({.n_components = 3, .whiten = true}), Normalizer<T>(),
+                                KMeans<T>({.n_clusters = 3, .random_state = 3}));
+      pipe.fit(iris.X_train);
+      const auto back = round_trip(pipe, {.precision = precision});
+      CHECK(back.template step<0>().get_params().whiten);
+      CHECK(back.template step<1>().get_params().norm == "l2");
+      CHECK(back.template step<2>().cluster_centers().rows() == 3);
+      CHECK(back.template step<2>().get_params().random_state == 3);
+      CHECK(scaled_error(back.transform(iris.X_test), pipe.transform(iris.X_test)) <=
+            tolerance(whole));
+      CHECK((back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+    });
+  }
+  SUBCASE("MinMaxScaler, PolynomialFeatures, Ridge (node, graph, node)") {
+    for_each_precision([&](ox::Precision precision, bool whole) {
+      auto pipe = make_pipeline(MinMaxScaler<T>(), PolynomialFeatures<T>({.degree = 2}),
+                                Ridge<T>({.alpha = 0.1}));
+      pipe.fit(diabetes.X_train, diabetes.y_train);
+      const auto back = round_trip(pipe, {.precision = precision});
+      CHECK(back.template step<1>().n_output_features() ==
+            pipe.template step<1>().n_output_features());
+      CHECK(back.template step<2>().get_params().alpha == 0.1);
+      CHECK(scaled_error(back.predict(diabetes.X_test), pipe.predict(diabetes.X_test)) <=
+            tolerance(whole));
+    });
+  }
+  SUBCASE("SimpleImputer, StandardScaler, KNeighborsClassifier (graph, node, graph)") {
+    for_each_precision([&](ox::Precision precision, bool whole) {
+      Matrix<T> holes = iris.X_train, test_holes = iris.X_test;
+      const T nan = std::numeric_limits<T>::quiet_NaN();
+      for (index_t i = 0; i < holes.rows(); i += 7) holes(i, i % 4) = nan;
+      for (index_t i = 0; i < test_holes.rows(); i += 5) test_holes(i, (i + 1) % 4) = nan;
+      auto pipe = make_pipeline(SimpleImputer<T>({.strategy = "median"}), StandardScaler<T>(),
+                                KNeighborsClassifier<T>({.n_neighbors = 5}));
+      pipe.fit(holes, labels);
+      const auto back = round_trip(pipe, {.precision = precision});
+      CHECK(back.template step<0>().get_params().strategy == "median");
+      CHECK(back.template step<2>().get_params().n_neighbors == 5);
+      CHECK(onelearn::test::max_relative_error(back.template step<0>().statistics(),
+                                               pipe.template step<0>().statistics()) <=
+            (whole ? 0.0 : 1e-7));
+      CHECK((back.predict(test_holes).array() == pipe.predict(test_holes).array()).all());
+    });
+  }
+  SUBCASE("a graph that is not the pipeline's steps is refused, naming the furthest step") {
+    auto pipe = make_pipeline(StandardScaler<T>(), LogisticRegression<T>());
+    pipe.fit(iris.X_train, labels);
+    using Wanted = Pipeline<PCA<T>, GaussianNB<T>>;
+    try {
+      (void)ox::to_estimator<Wanted>(ox::to_proto(pipe));
+      FAIL("expected an error");
+    } catch (const onelearn::invalid_argument& e) {
+      CHECK(std::string(e.what()).find("no split of the graph into its 2 steps") !=
+            std::string::npos);
+      CHECK(std::string(e.what()).find("step 'pca'") != std::string::npos);
+    }
+    // More steps than the graph has pieces.
+    using Longer = Pipeline<StandardScaler<T>, PCA<T>, Normalizer<T>, LogisticRegression<T>>;
+    CHECK_THROWS_AS((void)ox::to_estimator<Longer>(ox::to_proto(pipe)), ox::graph_error);
+    // Another transformer's graph in the first step's place: a PCA's is not a Normalizer's.
+    auto nb = make_pipeline(PCA<T>({.n_components = 2}), GaussianNB<T>());
+    nb.fit(iris.X_train, labels);
+    using Other = Pipeline<Normalizer<T>, GaussianNB<T>>;
+    CHECK_THROWS_AS((void)ox::to_estimator<Other>(ox::to_proto(nb)), onelearn::invalid_argument);
+  }
+}
+
 TEST_CASE("onnx import: typed errors name the node and the op") {
   using LR = LogisticRegression<double>;
 

@@ -56,7 +56,7 @@
  *   onnx/export/neighbors.hpp writes (read in onnx/detail/neighbors_reader.hpp): its training
  *   rows, the TopK's K as n_neighbors, weights "distance" when the TopK's distances are used,
  *   and each row's label or target; refitted on those rows (under exec::mpi each rank keeps
- *   its block of them, in order). Not as a Pipeline step. skl2onnx's k-NN layouts (a Scan
+ *   its block of them, in order). skl2onnx's k-NN layouts (a Scan
  *   loop, or com.microsoft's CDist) are not read.
  * - `preprocessing::MinMaxScaler<T>`, `MaxAbsScaler<T>`: one Scaler (MaxAbsScaler: offset 0);
  *   the file holds the transform only, so the scaler is refitted on the rows that give it
@@ -77,11 +77,11 @@
  *   raises that error on every rank). The parameters the graph
  *   cannot show come from the metadata: SimpleImputer's strategy ("constant" when the values
  *   are one fill_value), OneHotEncoder's handle_unknown (the graph itself always ignores
- *   unknown values). Not as Pipeline steps.
+ *   unknown values).
  * - `cluster::KMeans<T>`: the plain-operator graph onnx/export/cluster.hpp writes (float32 or
  *   float64; read in onnx/detail/k_means_reader.hpp): the centres, given as the initial
  *   centres of a fit on those rows, which ends where it starts; the metadata's parameters.
- *   inertia() (0), n_iter() (1) and labels() (0..k-1) are that fit's. Not as a Pipeline step.
+ *   inertia() (0), n_iter() (1) and labels() (0..k-1) are that fit's.
  * - `naive_bayes::MultinomialNB<T>`: one LinearClassifier (float64 files: its plain-operator
  *   form, folded as the linear models') with one coefficient row per class (feature_log_prob,
  *   also for two classes), intercepts class_log_prior and SOFTMAX, as onelearn writes it; made
@@ -91,17 +91,25 @@
  *   float64; read in onnx/detail/gaussian_nb_reader.hpp): theta from the differences, var from
  *   the weights -1 / (2 var), the priors from the constants that add log prior and the
  *   normalisation, the classes from the identity LinearClassifier; made with
- *   GaussianNB::from_fitted (class_count() and epsilon() are not in the file). Not as a
- *   Pipeline step.
+ *   GaussianNB::from_fitted (class_count() and epsilon() are not in the file).
  * - `decomposition::PCA<T>`: the plain-operator graph onnx/export/decomposition.hpp writes
  *   (float32 or float64; read in onnx/detail/pca_reader.hpp): Sub of the mean, MatMul with the
  *   components transposed, with whiten a Div by sqrt(explained_variance), or the whitening
  *   folded into the matrix (columns of norm 1 / sqrt(explained_variance)), made with
  *   PCA::from_fitted. What the file does not carry, a fit on data's attributes
  *   (explained_variance_ratio(), singular_values(), noise_variance(), n_samples(), and
- *   explained_variance() without whiten), is a not_fitted_error. Not as a Pipeline step.
- * - `pipeline::Pipeline<S...>`: one model node per step, in order (StandardScaler steps, then
- *   any of the above last), e.g. skl2onnx's or onelearn's StandardScaler + LogisticRegression.
+ *   explained_variance() without whiten), is a not_fitted_error.
+ * - `pipeline::Pipeline<S...>` of any of the above, each step read as it is read alone. When
+ *   every step is one model node, the chain of those nodes, one per step, in order (e.g.
+ *   skl2onnx's or onelearn's StandardScaler + LogisticRegression). When a step is a graph of
+ *   its own (PCA, GaussianNB, KMeans, the k-NN models, the plain-operator transformers), the
+ *   graph is cut where one value carries everything after it (onnx/detail/graph_segments.hpp)
+ *   and each step is read from the pieces between two cuts, its input declared as wide as the
+ *   previous step's output; the boundaries are those for which every step reads, each step
+ *   taking the shortest span it reads (so a whitened PCA keeps its Div, a Normalizer that
+ *   follows keeps its own). When no split reads, the error of the step that got furthest,
+ *   restated with the pipeline's context. Parameters: the metadata's "<step>__<param>" entries,
+ *   for the default step names.
  * Float64 files: ONNX-ML's Scaler, LinearRegressor and LinearClassifier compute in float32, so
  * a float64 export writes them in plain operators (Sub and Mul; MatMul and Add, then Sigmoid or
  * Softmax, and ArgMax and Gather for the label). Those are folded back into the ai.onnx.ml
@@ -148,12 +156,15 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -161,6 +172,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -173,6 +185,7 @@
 #include "onelearn/onnx/detail/boosting_reader.hpp"
 #include "onelearn/onnx/detail/float64_layouts.hpp"
 #include "onelearn/onnx/detail/gaussian_nb_reader.hpp"
+#include "onelearn/onnx/detail/graph_segments.hpp"
 #include "onelearn/onnx/detail/k_means_reader.hpp"
 #include "onelearn/onnx/detail/neighbors_reader.hpp"
 #include "onelearn/onnx/detail/pca_reader.hpp"
@@ -1559,25 +1572,71 @@ E import_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type
   else return import_chain_single<E>(model, std::move(exec));
 }
 
+/// The width of what a fitted step hands the next one: its transform's columns (-1 for a
+/// predictor, which has no transform).
 template <class S>
 std::int64_t import_output_width(const S& step) {
-  if constexpr (requires {
-                  step.transform(std::declval<const Matrix<typename S::value_type>&>());
-                }) {
+  if constexpr (requires { step.n_output_features(); }) {  // PolynomialFeatures, OneHotEncoder
+    return static_cast<std::int64_t>(step.n_output_features());
+  } else if constexpr (requires { step.n_features_out(); }) {  // SimpleImputer
+    return static_cast<std::int64_t>(step.n_features_out());
+  } else if constexpr (requires { step.components(); }) {  // PCA
+    return static_cast<std::int64_t>(step.components().rows());
+  } else if constexpr (requires { step.cluster_centers(); }) {  // KMeans: distances to centres
+    return static_cast<std::int64_t>(step.cluster_centers().rows());
+  } else if constexpr (requires {
+                         step.transform(std::declval<const Matrix<typename S::value_type>&>());
+                       }) {
     return static_cast<std::int64_t>(step.n_features_in());
   } else {
     return -1;
   }
 }
 
+/// The metadata a pipeline step would carry exported alone: "estimator" its name, "parameters"
+/// the pipeline's "<step>__<param>" entries without the prefix (none when the file has no
+/// pipeline parameters).
+inline std::map<std::string, std::string> import_step_metadata(
+    const std::map<std::string, std::string>* pipeline_params, const std::string& prefix,
+    std::string_view estimator) {
+  std::map<std::string, std::string> out;
+  if (pipeline_params == nullptr) return out;
+  std::string text;
+  for (const auto& [key, value] : *pipeline_params) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    text += (text.empty() ? "" : ", ") + key.substr(prefix.size()) + "=" + value;
+  }
+  out["estimator"] = std::string(estimator);
+  out["parameters"] = text;
+  return out;
+}
+
 template <class... S>
 struct importer<pipeline::Pipeline<S...>> {
-  // Steps read as chain nodes only (a k-NN model is a whole graph of its own).
-  static constexpr bool supported = ((importer<S>::supported && ChainImportable<S>) && ...);
+  static constexpr bool supported = (importer<S>::supported && ...);
   static constexpr std::string_view name = "Pipeline";
+  static constexpr std::size_t N = sizeof...(S);
 
   static pipeline::Pipeline<S...> read(const ::onnx::ModelProto& model) {
-    constexpr std::size_t N = sizeof...(S);
+    std::tuple<std::optional<S>...> parts;
+    if constexpr ((ChainImportable<S> && ...)) {
+      read_chain(model, parts);
+    } else {
+      read_pieces(model, parts);
+    }
+    return std::apply([](auto&... part) { return pipeline::Pipeline<S...>(std::move(*part)...); },
+                      parts);
+  }
+
+ private:
+  using Parts = std::tuple<std::optional<S>...>;
+
+  static std::array<std::string, N> step_names() {
+    return pipeline::detail::default_names<N>({pipeline::detail::type_name<S>()...});
+  }
+
+  /// Every step one ai.onnx.ml node: the chain of model nodes, one per step.
+  static void read_chain(const ::onnx::ModelProto& model, Parts& parts) {
     const ::onnx::ModelProto folded = fold_float64_layouts(model);
     const ImportChain chain = import_chain(folded, name);
     if (chain.steps.size() != N) {
@@ -1585,11 +1644,9 @@ struct importer<pipeline::Pipeline<S...>> {
                         " model nodes (one per step), found " + std::to_string(chain.steps.size()) +
                         " (" + import_ops(chain) + ")");
     }
-    const std::array<std::string, N> names =
-        pipeline::detail::default_names<N>({pipeline::detail::type_name<S>()...});
+    const std::array<std::string, N> names = step_names();
     std::map<std::string, std::string> store;
     const auto* params = import_metadata_params(chain, name, store);
-    std::tuple<std::optional<S>...> parts;
     std::int64_t features = chain.input_features;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
@@ -1610,8 +1667,87 @@ struct importer<pipeline::Pipeline<S...>> {
           ...);
     }
     (std::index_sequence_for<S...>{});
-    return std::apply([](auto&... part) { return pipeline::Pipeline<S...>(std::move(*part)...); },
-                      parts);
+  }
+
+  /// A step read from a whole graph (PCA, GaussianNB, the k-NN models, ...): the graph is cut
+  /// where one value carries everything after (onnx/detail/graph_segments.hpp), and each step
+  /// read from the model of the pieces it spans, as exported alone. Which cuts are the steps'
+  /// boundaries is searched: for each step the shortest span that it reads and after which the
+  /// remaining steps read the rest. (A reader finds its layout by data flow from its input, so
+  /// a span cut too short for one step leaves the next step nodes it refuses.)
+  static void read_pieces(const ::onnx::ModelProto& model, Parts& parts) {
+    const GraphSegments segments(model);
+    const auto& cuts = segments.cuts();
+    if (cuts.size() < N + 1) {
+      throw graph_error("onnx: onnx::to_estimator<Pipeline>: expected " + std::to_string(N) +
+                        " steps, one after the other from the graph input; the graph has " +
+                        std::to_string(cuts.size() < 2 ? 0 : cuts.size() - 1) +
+                        " piece(s) that follow one another");
+    }
+    const std::array<std::string, N> names = step_names();
+    std::map<std::string, std::string> metadata, pipeline_params;
+    for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
+    const bool has_params = metadata["estimator"] == name;
+    if (has_params) pipeline_params = import_split_params(metadata["parameters"]);
+
+    // Step I read from the pieces between cuts `from` and `to`, its input `width` wide; its
+    // output's width, or the error that refused it.
+    using Reader = std::function<std::int64_t(std::size_t, std::size_t, std::int64_t)>;
+    std::array<Reader, N> readers;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((readers[I] =
+            [&](std::size_t from, std::size_t to, std::int64_t width) {
+              using Step = std::tuple_element_t<I, std::tuple<S...>>;
+              const ::onnx::ModelProto piece =
+                  segments.piece(from, to, width,
+                                 import_step_metadata(has_params ? &pipeline_params : nullptr,
+                                                      names[I] + "__", importer<Step>::name));
+              std::get<I>(parts).emplace(
+                  import_single<Step>(piece, typename importer<Step>::exec_type{}));
+              return import_output_width(*std::get<I>(parts));
+            }),
+       ...);
+    }
+    (std::index_sequence_for<S...>{});
+
+    // Depth-first over the boundaries; the refusal of the step that got furthest is the one
+    // reported when no split works.
+    std::size_t furthest = 0;
+    std::exception_ptr refusal;
+    const std::function<bool(std::size_t, std::size_t, std::int64_t)> place =
+        [&](std::size_t step, std::size_t from, std::int64_t width) -> bool {
+      const std::size_t last = cuts.size() - 1;
+      // Room for the steps after this one: each spans at least one piece.
+      const std::size_t first_end = step + 1 == N ? last : from + 1;
+      const std::size_t last_end = step + 1 == N ? last : last - (N - 1 - step);
+      for (std::size_t to = first_end; to <= last_end; ++to) {
+        std::int64_t out = -1;
+        try {
+          out = readers[step](from, to, width);
+        } catch (const onelearn::error&) {
+          if (step >= furthest) {
+            furthest = step;
+            refusal = std::current_exception();
+          }
+          continue;
+        }
+        if (step + 1 == N || place(step + 1, to, out)) return true;
+      }
+      return false;
+    };
+    if (place(0, 0, segments.declared_width())) return;
+    const std::string where =
+        "onnx: onnx::to_estimator<Pipeline>: no split of the graph into its " + std::to_string(N) +
+        " steps reads; step '" + names[furthest] + "', the furthest read, refused every span: ";
+    try {
+      std::rethrow_exception(refusal);
+    } catch (const shape_error& e) {
+      throw shape_error(where + e.what());
+    } catch (const unsupported_error& e) {
+      throw unsupported_error(e.kind(), e.detail(), where + e.what());
+    } catch (const std::exception& e) {
+      throw graph_error(where + e.what());
+    }
   }
 };
 
