@@ -24,17 +24,21 @@
 // Compiled into the ONNX test executable with the other unit_onnx tests (no main here).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "onelearn/onnx/export/cluster.hpp"
@@ -47,6 +51,7 @@
 #include "onelearn/onnx/export/boosting.hpp"
 #include "onelearn/onnx/export/trees.hpp"
 #include "onelearn/onnx/to_estimator.hpp"
+#include "onnxruntime_support.hpp"
 #include "support.hpp"
 
 namespace {
@@ -615,6 +620,223 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx layouts against scikit-learn 1.2.1", T
     CHECK(scaled_error(pipe.predict_proba(X), as_matrix<double>(skl_multi_proba, 3)) <= 1e-5);
     CHECK((pipe.predict(X).array() == as_labels(skl_multi_predict).array()).all());
   }
+}
+
+// scikit-learn 1.2.1's naive Bayes models on tests/data/iris, labels -1, 3, 7, printed by:
+// ---- skl_ref_nb.py ----
+// import numpy as np
+// from sklearn.naive_bayes import GaussianNB, MultinomialNB
+// from sklearn.preprocessing import StandardScaler
+// from sklearn.pipeline import make_pipeline
+// X = np.load("tests/data/iris/X_train.npy"); y = np.load("tests/data/iris/y_train.npy")
+// Xt = np.load("tests/data/iris/X_test.npy")[::5]
+// f = lambda a: ", ".join(repr(float(v)) for v in np.ravel(a))
+// labels = np.array([-1, 3, 7])[y]
+// g = GaussianNB().fit(X, labels)
+// print("gnb theta", f(g.theta_)); print("gnb var", f(g.var_)); print("gnb prior", f(g.class_prior_))
+// print("gnb proba", f(g.predict_proba(Xt)))
+// m = MultinomialNB(alpha=0.5).fit(X, labels)
+// print("mnb feature_log_prob", f(m.feature_log_prob_))
+// print("mnb class_log_prior", f(m.class_log_prior_)); print("mnb proba", f(m.predict_proba(Xt)))
+// p = make_pipeline(StandardScaler(), GaussianNB()).fit(X, labels); g = p[1]
+// print("sgnb theta", f(g.theta_)); print("sgnb var", f(g.var_)); print("sgnb prior", f(g.class_prior_))
+// print("sgnb proba", f(p.predict_proba(Xt)))
+// ----
+// (The predictions of all three on those rows: -1, 3, 7, -1, 7, -1, -1, 3.)
+const std::vector<double> skl_gnb_theta{5.005405405405406,   3.4243243243243247, 1.443243243243243,
+                                        0.24864864864864863, 5.897297297297297,  2.7270270270270274,
+                                        4.235135135135136,   1.3243243243243243, 6.673684210526315,
+                                        2.968421052631579,   5.584210526315789,  2.034210526315789};
+const std::vector<double> skl_gnb_var{
+    0.14267348748432707, 0.16724616827322406, 0.031102998075999824, 0.010606285146854445,
+    0.25269540129002466, 0.09386413759389611, 0.2601168768196082,   0.04075968178673757,
+    0.40351800872938737, 0.10321329958811305, 0.34290859044683886,  0.06330332728894414};
+const std::vector<double> skl_nb_prior{0.33035714285714285, 0.33035714285714285,
+                                       0.3392857142857143};
+const std::vector<double> skl_gnb_proba{0.9999999999999993,
+                                        5.747094286658009e-16,
+                                        1.7323464131226887e-25,
+                                        5.688886512187969e-89,
+                                        0.9995239925005909,
+                                        0.0004760074994092643,
+                                        7.433504595161101e-250,
+                                        3.6612634008798223e-10,
+                                        0.9999999996338739,
+                                        0.9999999999999791,
+                                        2.0815839949996715e-14,
+                                        2.5261333012221118e-23,
+                                        3.653927811203498e-143,
+                                        0.07758836840109014,
+                                        0.9224116315989098,
+                                        0.9999999999999999,
+                                        2.3711925956433054e-16,
+                                        1.1314713078165342e-25,
+                                        1.0,
+                                        8.387991950647852e-17,
+                                        1.0425576397131731e-25,
+                                        1.2740700749878558e-105,
+                                        0.7753125586296783,
+                                        0.22468744137032182};
+const std::vector<double> skl_mnb_feature_log_prob{
+    -0.7067855788812878, -1.0851573963339263, -1.9437875693249969, -3.658792161730611,
+    -0.8791200421864032, -1.6477478787120425, -1.2093020898740194, -2.364848300294481,
+    -0.9513250537658342, -1.7590137760579916, -1.1291702218857607, -2.134911512907607};
+const std::vector<double> skl_mnb_class_log_prior{-1.1075809586508698, -1.1075809586508698,
+                                                  -1.0809127115687085};
+const std::vector<double> skl_mnb_proba{
+    0.7265234047506892,   0.17365564503385167, 0.09982095021545982, 0.04291779407356768,
+    0.4873772218510816,   0.46970498407535066, 0.00394551869808899, 0.4335890723600839,
+    0.5624654089418261,   0.707324017432853,   0.18499042667965088, 0.10768555588749718,
+    0.016154244268587487, 0.469943715510965,   0.5139020402204467,  0.7806118924182649,
+    0.1421370522281306,   0.07725105535360471, 0.758011573362276,   0.15569743384999093,
+    0.0862909927877334,   0.05293533525724806, 0.5057504935048323,  0.4413141712379204};
+const std::vector<double> skl_scaled_gnb_theta{
+    -1.0046883095841994,  0.8521329126880038,   -1.303192726373235, -1.263646690994515,
+    0.036451148786011967, -0.6910629161558499,  0.2601574978055841, 0.1505361037576001,
+    0.9427572355140207,   -0.15683131241288345, 1.0155869330790297, 1.0838182033622585};
+const std::vector<double> skl_scaled_gnb_var{
+    0.19441808027931545, 0.8191478327352293,  0.009752537279548713, 0.01833207369112304,
+    0.344342568816334,   0.45973312634057056, 0.0815612543853288,   0.07044970183778686,
+    0.5498652824104602,  0.5055239866108653,  0.10752110788930114,  0.10941451059170922};
+const std::vector<double> skl_scaled_gnb_proba{0.9999999999999993,
+                                               5.747087723843627e-16,
+                                               1.7323443081551228e-25,
+                                               5.6888137756518486e-89,
+                                               0.9995239925953955,
+                                               0.0004760074046045463,
+                                               7.43306806661224e-250,
+                                               3.66125958235924e-10,
+                                               0.9999999996338743,
+                                               0.9999999999999791,
+                                               2.08158261846621e-14,
+                                               2.5261312912814657e-23,
+                                               3.6538260605789517e-143,
+                                               0.07758835743538757,
+                                               0.9224116425646126,
+                                               0.9999999999999999,
+                                               2.371189885948927e-16,
+                                               1.131469943469689e-25,
+                                               1.0,
+                                               8.387981442636767e-17,
+                                               1.0425563069217176e-25,
+                                               1.274050389375595e-105,
+                                               0.7753125739982925,
+                                               0.22468742600170746};
+
+/// A float32 initializer of the given dims.
+void add_floats(::onnx::ModelProto& m, const std::string& name,
+                const std::vector<std::int64_t>& dims, const std::vector<double>& values) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  for (const std::int64_t d : dims) t->add_dims(d);
+  for (const double v : values) t->add_float_data(static_cast<float>(v));
+}
+
+/// An int64 (or int32) initializer, one dimension.
+void add_integers(::onnx::ModelProto& m, const std::string& name,
+                  const std::vector<std::int64_t>& values, bool int32 = false) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(int32 ? ::onnx::TensorProto::INT32 : ::onnx::TensorProto::INT64);
+  t->add_dims(static_cast<std::int64_t>(values.size()));
+  for (const std::int64_t v : values) {
+    if (int32)
+      t->add_int32_data(static_cast<std::int32_t>(v));
+    else
+      t->add_int64_data(v);
+  }
+}
+
+/// The end of skl2onnx's naive Bayes graphs (skl2onnx/operator_converters/naive_bayes.py):
+/// "sum_result" (N x k) -> ArgMax -> ArrayFeatureExtractor of the int32 classes -> Cast
+/// (float) -> Reshape (-1) -> Cast (int64) -> "label"; ReduceLogSumExp -> Reshape (-1, 1) ->
+/// Sub from sum_result -> Exp -> "probabilities" (zipmap: -> ZipMap -> "output_probability",
+/// the output instead).
+void skl_naive_bayes_tail(::onnx::ModelProto& m, const std::vector<std::int64_t>& classes,
+                          bool zipmap) {
+  add_integers(m, "classes", classes, true);
+  add_integers(m, "log_prob_shape", {-1, 1});
+  add_integers(m, "output_shape", {-1});
+  set_int(add_node(m, "ArgMax", "ArgMax", {"sum_result"}, {"argmax_output"}, false), "axis", 1);
+  auto& lse = add_node(m, "ReduceLogSumExp", "ReduceLogSumExp", {"sum_result"}, {"lse"}, false);
+  set_ints(lse, "axes", {1});
+  set_int(lse, "keepdims", 0);
+  add_node(m, "Reshape", "Reshape1", {"lse", "log_prob_shape"}, {"reshaped_log_prob"}, false);
+  add_node(m, "Sub", "Sub1", {"sum_result", "reshaped_log_prob"}, {"log_prob"}, false);
+  add_node(m, "Exp", "Exp", {"log_prob"}, {"probabilities"}, false);
+  add_node(m, "ArrayFeatureExtractor", "ArrayFeatureExtractor", {"classes", "argmax_output"},
+           {"afe"});
+  set_int(add_node(m, "Cast", "Cast1", {"afe"}, {"cast2_result"}, false), "to",
+          ::onnx::TensorProto::FLOAT);
+  add_node(m, "Reshape", "Reshape2", {"cast2_result", "output_shape"}, {"reshaped_result"}, false);
+  set_int(add_node(m, "Cast", "Cast2", {"reshaped_result"}, {"label"}, false), "to",
+          ::onnx::TensorProto::INT64);
+  tensor_value(m.mutable_graph()->add_output(), "label", ::onnx::TensorProto::INT64, {-1});
+  if (!zipmap) {
+    tensor_value(m.mutable_graph()->add_output(), "probabilities", ::onnx::TensorProto::FLOAT,
+                 {-1, static_cast<std::int64_t>(classes.size())});
+    return;
+  }
+  set_ints(add_node(m, "ZipMap", "ZipMap", {"probabilities"}, {"output_probability"}),
+           "classlabels_int64s", classes);
+  auto* out = m.mutable_graph()->add_output();
+  out->set_name("output_probability");
+  auto* map = out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_map_type();
+  map->set_key_type(::onnx::TensorProto::INT64);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+}
+
+/// skl2onnx's GaussianNB (opset 17: ReduceSum's axes an input) on `input`, 4 features.
+::onnx::ModelProto skl_gaussian_nb(const std::vector<double>& theta, const std::vector<double>& var,
+                                   bool zipmap, bool scaled = false) {
+  ::onnx::ModelProto m = skl_model(4);
+  std::string input = "X";
+  if (scaled) {
+    skl_scaler_node(m);
+    input = "variable";
+  }
+  std::vector<double> log_prior, normalisation;
+  for (std::size_t c = 0; c < 3; ++c) {
+    log_prior.push_back(std::log(skl_nb_prior[c]));
+    double sum = 0;
+    for (std::size_t j = 0; j < 4; ++j) sum += std::log(2.0 * std::numbers::pi * var[c * 4 + j]);
+    normalisation.push_back(-0.5 * sum);
+  }
+  add_floats(m, "theta", {1, 3, 4}, theta);
+  add_floats(m, "sigma", {1, 3, 4}, var);
+  add_floats(m, "jointi", {1, 3}, log_prior);
+  add_floats(m, "sigma_sum_log", {1, 3}, normalisation);
+  add_floats(m, "exponent", {}, {2.0});
+  add_floats(m, "prod_operand", {}, {0.5});
+  add_integers(m, "axis", {2});
+  add_integers(m, "desired_shape", {-1, 1, 4});
+  add_node(m, "Reshape", "Reshape", {input, "desired_shape"}, {"reshaped_input"}, false);
+  add_node(m, "Sub", "Sub", {"reshaped_input", "theta"}, {"subtracted_input"}, false);
+  add_node(m, "Pow", "Pow", {"subtracted_input", "exponent"}, {"pow_result"}, false);
+  add_node(m, "Div", "Div", {"pow_result", "sigma"}, {"div_result"}, false);
+  set_int(add_node(m, "ReduceSum", "ReduceSum", {"div_result", "axis"}, {"reduced_sum"}, false),
+          "keepdims", 0);
+  add_node(m, "Mul", "Mul", {"reduced_sum", "prod_operand"}, {"mul_result"}, false);
+  add_node(m, "Sub", "Sub2", {"sigma_sum_log", "mul_result"}, {"part_log_likelihood"}, false);
+  add_node(m, "Add", "Add", {"jointi", "part_log_likelihood"}, {"sum_result"}, false);
+  skl_naive_bayes_tail(m, skl_multi_classes, zipmap);
+  return m;
+}
+
+/// skl2onnx's MultinomialNB: MatMul(X, feature_log_prob^T) -> Add(class_log_prior).
+::onnx::ModelProto skl_multinomial_nb(bool zipmap) {
+  ::onnx::ModelProto m = skl_model(4);
+  std::vector<double> transposed(12);
+  for (std::size_t c = 0; c < 3; ++c) {
+    for (std::size_t j = 0; j < 4; ++j) transposed[j * 3 + c] = skl_mnb_feature_log_prob[c * 4 + j];
+  }
+  add_floats(m, "feature_log_prob", {4, 3}, transposed);
+  add_floats(m, "class_log_prior", {1, 3}, skl_mnb_class_log_prior);
+  add_node(m, "MatMul", "MatMul", {"X", "feature_log_prob"}, {"matmul_result"}, false);
+  add_node(m, "Add", "Add", {"matmul_result", "class_log_prior"}, {"sum_result"}, false);
+  skl_naive_bayes_tail(m, skl_multi_classes, zipmap);
+  return m;
 }
 
 /// Statistics equal up to the file's precision, NaN (a dropped column) in the same places.
@@ -1189,6 +1411,177 @@ TEST_CASE("onnx import: histogram gradient boosting round trip (iris, diabetes w
         (void)ox::to_estimator<en::HistGradientBoostingClassifier<double>>(ox::to_proto(forest)),
         doctest::Contains("expected post_transform LOGISTIC"), ox::graph_error);
   }
+}
+
+TEST_CASE_TEMPLATE("onnx import: skl2onnx's naive Bayes layouts against scikit-learn 1.2.1", T,
+                   float, double) {
+  using onelearn::naive_bayes::GaussianNB;
+  using onelearn::naive_bayes::MultinomialNB;
+  const Matrix<T> X = iris_test_rows<T>();
+  const Labels predicted = as_labels({-1, 3, 7, -1, 7, -1, -1, 3});
+  // The file's float32 numbers against scikit-learn's doubles.
+  const double tol = 1e-5;
+  SUBCASE("GaussianNB, with and without ZipMap") {
+    for (const bool zipmap : {false, true}) {
+      CAPTURE(zipmap);
+      const auto nb =
+          ox::to_estimator<GaussianNB<T>>(skl_gaussian_nb(skl_gnb_theta, skl_gnb_var, zipmap));
+      CHECK((nb.classes().array() == as_labels(skl_multi_classes).array()).all());
+      CHECK(onelearn::test::max_relative_error(nb.theta(), as_matrix<double>(skl_gnb_theta, 4)) <=
+            1e-7);
+      CHECK(onelearn::test::max_relative_error(nb.var(), as_matrix<double>(skl_gnb_var, 4)) <=
+            1e-7);
+      CHECK(onelearn::test::max_relative_error(nb.class_prior(),
+                                               as_matrix<double>(skl_nb_prior, 1)) <= 1e-6);
+      CHECK(scaled_error(nb.predict_proba(X), as_matrix<double>(skl_gnb_proba, 3)) <= tol);
+      CHECK((nb.predict(X).array() == predicted.array()).all());
+    }
+  }
+  SUBCASE("MultinomialNB, with and without ZipMap") {
+    for (const bool zipmap : {false, true}) {
+      CAPTURE(zipmap);
+      const auto nb = ox::to_estimator<MultinomialNB<T>>(skl_multinomial_nb(zipmap));
+      CHECK((nb.classes().array() == as_labels(skl_multi_classes).array()).all());
+      CHECK(onelearn::test::max_relative_error(
+                nb.feature_log_prob(), as_matrix<double>(skl_mnb_feature_log_prob, 4)) <= 1e-7);
+      CHECK(scaled_error(nb.predict_proba(X), as_matrix<double>(skl_mnb_proba, 3)) <= tol);
+      CHECK((nb.predict(X).array() == predicted.array()).all());
+    }
+  }
+  SUBCASE("StandardScaler + GaussianNB: a Scaler node, then the naive Bayes graph") {
+    using Pipe = Pipeline<StandardScaler<T>, GaussianNB<T>>;
+    const auto pipe = ox::to_estimator<Pipe>(
+        skl_gaussian_nb(skl_scaled_gnb_theta, skl_scaled_gnb_var, true, true));
+    CHECK(onelearn::test::max_relative_error(pipe.template step<0>().mean(),
+                                             as_matrix<double>(skl_scaler_mean, 1)) <= 1e-7);
+    CHECK(onelearn::test::max_relative_error(pipe.template step<1>().theta(),
+                                             as_matrix<double>(skl_scaled_gnb_theta, 4)) <= 1e-7);
+    CHECK(scaled_error(pipe.predict_proba(X), as_matrix<double>(skl_scaled_gnb_proba, 3)) <= tol);
+    CHECK((pipe.predict(X).array() == predicted.array()).all());
+  }
+  SUBCASE("the hand-built graphs compute scikit-learn's probabilities in onnxruntime") {
+    // So that the layout read above is one that runs, not only one the reader accepts.
+    if (!onelearn::test::onnxruntime_unavailable().empty()) {
+      MESSAGE("SKIPPED: ", onelearn::test::onnxruntime_unavailable());
+      return;
+    }
+    const Matrix<double> rows = iris_test_rows<double>();
+    std::string input = R"({"X": {"dims": [8, 4], "data": [)";
+    for (index_t k = 0; k < rows.size(); ++k) {
+      input += (k == 0 ? "" : ", ") + std::to_string(rows.data()[k]);
+    }
+    input += "]}}";
+    const fs::path in_path = import_temp_file("nb_input.json");
+    std::ofstream(in_path) << input;
+    const std::vector<std::pair<::onnx::ModelProto, const std::vector<double>*>> models{
+        {skl_gaussian_nb(skl_gnb_theta, skl_gnb_var, false), &skl_gnb_proba},
+        {skl_multinomial_nb(false), &skl_mnb_proba},
+        {skl_gaussian_nb(skl_scaled_gnb_theta, skl_scaled_gnb_var, false, true),
+         &skl_scaled_gnb_proba}};
+    std::string command = onelearn::test::node_command() + " " +
+                          onelearn::test::quoted(onelearn::test::runner_script().string());
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      const fs::path path = import_temp_file("skl_nb_" + std::to_string(i) + ".onnx");
+      std::ofstream file(path, std::ios::binary);
+      REQUIRE(models[i].first.SerializeToOstream(&file));
+      file.close();
+      command += " " + onelearn::test::quoted(path.string()) + " " +
+                 onelearn::test::quoted(in_path.string());
+    }
+    const auto [status, text] = onelearn::test::run_command(command);
+    REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+    const nlohmann::json all = nlohmann::json::parse(text);
+    REQUIRE(all.size() == models.size());
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      CAPTURE(i);
+      const auto probabilities = all[i]["probabilities"]["data"].get<std::vector<double>>();
+      CHECK(scaled_error(as_matrix<double>(probabilities, 3),
+                         as_matrix<double>(*models[i].second, 3)) <= tol);
+      const auto label = all[i]["label"]["data"].get<std::vector<std::int64_t>>();
+      CHECK((as_labels(label).array() == predicted.array()).all());
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("onnx import: skl2onnx's OneHotEncoder layout", T, float, double) {
+  // scikit-learn's converter (skl2onnx/operator_converters/one_hot_encoder.py): per feature,
+  // Gather(X, [j], axis 1) -> Cast(int64) -> ai.onnx.ml OneHotEncoder(cats_int64s, zeros), the
+  // encodings concatenated (axis -1) and reshaped to N x 9. Categories as fit finds them on
+  // integer features: feature 0 {1, 2, 5}, feature 1 {0, 3}, feature 2 {-2, 7, 8, 10}.
+  using onelearn::preprocessing::OneHotEncoder;
+  const std::vector<std::vector<std::int64_t>> categories{{1, 2, 5}, {0, 3}, {-2, 7, 8, 10}};
+  const auto encoder_graph = [&](std::int64_t zeros, bool in_order, bool drop) {
+    ::onnx::ModelProto m = skl_model(3);
+    std::vector<std::string> encoded;
+    for (std::size_t j = 0; j < 3; ++j) {
+      const std::string f = std::to_string(j);
+      add_integers(m, "index" + f, {static_cast<std::int64_t>(j)});
+      set_int(add_node(m, "Gather", "Gather" + f, {"X", "index" + f}, {"column" + f}, false),
+              "axis", 1);
+      set_int(add_node(m, "Cast", "Cast" + f, {"column" + f}, {"cast" + f}, false), "to",
+              ::onnx::TensorProto::INT64);
+      auto& n = add_node(m, "OneHotEncoder", "OneHotEncoder" + f, {"cast" + f}, {"encoded" + f});
+      set_ints(n, "cats_int64s", categories[j]);
+      set_int(n, "zeros", zeros);
+      encoded.push_back("encoded" + f);
+      if (drop && j == 0) {
+        add_integers(m, "kept", {1, 2});
+        set_int(add_node(m, "Gather", "drop", {"encoded0", "kept"}, {"kept0"}, false), "axis", -1);
+        encoded.back() = "kept0";
+      }
+    }
+    if (!in_order) std::swap(encoded[0], encoded[1]);
+    set_int(add_node(m, "Concat", "Concat", encoded, {"concat_result"}, false), "axis", -1);
+    add_integers(m, "shape", {-1, 9});
+    add_node(m, "Reshape", "Reshape", {"concat_result", "shape"}, {"variable"}, false);
+    tensor_value(m.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT, {-1, 9});
+    return m;
+  };
+  Matrix<T> X(3, 3);
+  X << 2, 3, 10,  //
+      5, 0, -2,   //
+      1, 3, 4;    // 4: not a category of feature 2
+  Matrix<T> expected(3, 9);
+  expected << 0, 1, 0, 0, 1, 0, 0, 0, 1,  //
+      0, 0, 1, 1, 0, 1, 0, 0, 0,          //
+      1, 0, 0, 0, 1, 0, 0, 0, 0;
+  for (const std::int64_t zeros : {1, 0}) {
+    CAPTURE(zeros);
+    const auto encoder = ox::to_estimator<OneHotEncoder<T>>(encoder_graph(zeros, true, false));
+    REQUIRE(encoder.categories().size() == 3);
+    for (std::size_t j = 0; j < 3; ++j) {
+      const Vector<T>& c = encoder.categories()[j];
+      REQUIRE(c.size() == static_cast<index_t>(categories[j].size()));
+      for (index_t k = 0; k < c.size(); ++k) {
+        CHECK(c(k) == static_cast<T>(categories[j][static_cast<std::size_t>(k)]));
+      }
+    }
+    CHECK(encoder.get_params().handle_unknown == (zeros == 1 ? "ignore" : "error"));
+    if (zeros == 1) {
+      CHECK(encoder.transform(X) == expected);
+    } else {
+      CHECK(encoder.transform(X.topRows(2)) == expected.topRows(2));
+      CHECK_THROWS_AS((void)encoder.transform(X), onelearn::invalid_argument);
+    }
+  }
+  // The same graph in onelearn's executor gives the expected encoding too (zeros = 1).
+  std::vector<float> values;
+  for (index_t i = 0; i < X.rows(); ++i) {
+    for (index_t j = 0; j < X.cols(); ++j) values.push_back(static_cast<float>(X(i, j)));
+  }
+  const auto run = ox::Graph(encoder_graph(1, true, false)).run({ox::Tensor({3, 3}, values)});
+  REQUIRE(run.front().shape() == ox::Shape{3, 9});
+  const std::vector<float> encoded = run.front().to_vector<float>();
+  for (index_t i = 0; i < 3; ++i) {
+    for (index_t k = 0; k < 9; ++k) {
+      CHECK(encoded[static_cast<std::size_t>(i * 9 + k)] == static_cast<float>(expected(i, k)));
+    }
+  }
+  // Encodings out of feature order, and a dropped category, are refused.
+  CHECK_THROWS_AS((void)ox::to_estimator<OneHotEncoder<T>>(encoder_graph(1, false, false)),
+                  ox::graph_error);
+  CHECK_THROWS_AS((void)ox::to_estimator<OneHotEncoder<T>>(encoder_graph(1, true, true)),
+                  ox::graph_error);
 }
 
 TEST_CASE_TEMPLATE("onnx import: pipelines with steps read from whole graphs", T, float, double) {

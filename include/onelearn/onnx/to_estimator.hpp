@@ -69,15 +69,15 @@
  *   exec::mpi, as fit is).
  * - `preprocessing::Normalizer<T>`, `SimpleImputer<T>`, `PolynomialFeatures<T>`,
  *   `OneHotEncoder<T>` (numeric): the plain-operator graphs onnx/export/preprocessing.hpp writes,
- *   float32 or float64, and for the first two skl2onnx's ai.onnx.ml Normalizer and Imputer (read
- *   in onnx/detail/transform_reader.hpp): the norm; the statistics (a column the file drops is a
- *   dropped column); the products, whose degree, include_bias and interaction_only must give
- *   them in the file's order; each feature's categories. Each is refitted on rows that give
- *   those values back (under exec::mpi rank 0 holds the rows and a rank whose graph is refused
- *   raises that error on every rank). The parameters the graph
+ *   float32 or float64, and skl2onnx's ai.onnx.ml Normalizer, Imputer and per-feature
+ *   OneHotEncoder nodes (read in onnx/detail/transform_reader.hpp): the norm; the statistics
+ *   (a column the file drops is a dropped column); the products, whose degree, include_bias
+ *   and interaction_only must give them in the file's order; each feature's categories. Each
+ *   is refitted on rows that give those values back (under exec::mpi rank 0 holds the rows and
+ *   a rank whose graph is refused raises that error on every rank). The parameters the graph
  *   cannot show come from the metadata: SimpleImputer's strategy ("constant" when the values
- *   are one fill_value), OneHotEncoder's handle_unknown (the graph itself always ignores
- *   unknown values).
+ *   are one fill_value), OneHotEncoder's handle_unknown in onelearn's layout (whose graph
+ *   always ignores unknown values; skl2onnx's encoders say it with zeros).
  * - `cluster::KMeans<T>`: the plain-operator graph onnx/export/cluster.hpp writes (float32 or
  *   float64; read in onnx/detail/k_means_reader.hpp): the centres, given as the initial
  *   centres of a fit on those rows, which ends where it starts; the metadata's parameters.
@@ -86,12 +86,16 @@
  *   form, folded as the linear models') with one coefficient row per class (feature_log_prob,
  *   also for two classes), intercepts class_log_prior and SOFTMAX, as onelearn writes it; made
  *   with MultinomialNB::from_fitted (class_count() and feature_count() are not in the file: a
- *   not_fitted_error). A Pipeline step too.
+ *   not_fitted_error). Also scikit-learn's converter's graph (MatMul, Add, then ArgMax and
+ *   ReduceLogSumExp; onnx/detail/skl2onnx_naive_bayes_reader.hpp), read whole.
  * - `naive_bayes::GaussianNB<T>`: the graph onnx/export/naive_bayes.hpp writes (float32 or
  *   float64; read in onnx/detail/gaussian_nb_reader.hpp): theta from the differences, var from
  *   the weights -1 / (2 var), the priors from the constants that add log prior and the
  *   normalisation, the classes from the identity LinearClassifier; made with
- *   GaussianNB::from_fitted (class_count() and epsilon() are not in the file).
+ *   GaussianNB::from_fitted (class_count() and epsilon() are not in the file). Also scikit-learn's
+ *   converter's graph (Reshape, Sub theta, Pow, Div var, ReduceSum, then ArgMax and
+ *   ReduceLogSumExp; onnx/detail/skl2onnx_naive_bayes_reader.hpp), whose normalisation
+ *   constants must agree with its variances.
  * - `decomposition::PCA<T>`: the plain-operator graph onnx/export/decomposition.hpp writes
  *   (float32 or float64; read in onnx/detail/pca_reader.hpp): Sub of the mean, MatMul with the
  *   components transposed, with whiten a Div by sqrt(explained_variance), or the whitening
@@ -102,8 +106,9 @@
  * - `pipeline::Pipeline<S...>` of any of the above, each step read as it is read alone. When
  *   every step is one model node, the chain of those nodes, one per step, in order (e.g.
  *   skl2onnx's or onelearn's StandardScaler + LogisticRegression). When a step is a graph of
- *   its own (PCA, GaussianNB, KMeans, the k-NN models, the plain-operator transformers), the
- *   graph is cut where one value carries everything after it (onnx/detail/graph_segments.hpp)
+ *   its own (PCA, GaussianNB, KMeans, the k-NN models, the plain-operator transformers; or a
+ *   node type written as a graph, as skl2onnx writes MultinomialNB, when the chain does not
+ *   read), the graph is cut where one value carries everything after it (onnx/detail/graph_segments.hpp)
  *   and each step is read from the pieces between two cuts, its input declared as wide as the
  *   previous step's output; the boundaries are those for which every step reads, each step
  *   taking the shortest span it reads (so a whitened PCA keeps its Div, a Normalizer that
@@ -189,6 +194,7 @@
 #include "onelearn/onnx/detail/k_means_reader.hpp"
 #include "onelearn/onnx/detail/neighbors_reader.hpp"
 #include "onelearn/onnx/detail/pca_reader.hpp"
+#include "onelearn/onnx/detail/skl2onnx_naive_bayes_reader.hpp"
 #include "onelearn/onnx/detail/transform_reader.hpp"
 #include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
 #include "onelearn/onnx/errors.hpp"
@@ -995,16 +1001,6 @@ struct importer<linear_model::LogisticRegression<T, Exec>> {
 };
 
 template <class T, exec::ExecutionPolicy Exec>
-struct importer<naive_bayes::MultinomialNB<T, Exec>> {
-  static constexpr bool supported = true;
-  using exec_type = Exec;
-  static constexpr std::string_view name = "MultinomialNB";
-  static auto read(const ImportStep& s, Exec exec) {
-    return import_multinomial_nb<naive_bayes::MultinomialNB<T, Exec>, T>(s, std::move(exec));
-  }
-};
-
-template <class T, exec::ExecutionPolicy Exec>
 struct importer<preprocessing::MinMaxScaler<T, Exec>> {
   static constexpr bool supported = true;
   using exec_type = Exec;
@@ -1378,8 +1374,9 @@ struct importer<preprocessing::PolynomialFeatures<T, Exec>> {
 };
 
 /// OneHotEncoder (numeric): refitted on rows that hold each feature's categories (a shorter list
-/// repeats its last category). The graph ignores unknown values whatever handle_unknown was;
-/// handle_unknown comes from the metadata ("error", the default, otherwise).
+/// repeats its last category). onelearn's graph ignores unknown values whatever handle_unknown
+/// was, so handle_unknown comes from the metadata ("error", the default, otherwise);
+/// scikit-learn's converter's encoders say it (zeros).
 template <std::floating_point T, exec::ExecutionPolicy Exec>
 struct importer<preprocessing::OneHotEncoder<T, Exec>> {
   using E = preprocessing::OneHotEncoder<T, Exec>;
@@ -1387,7 +1384,15 @@ struct importer<preprocessing::OneHotEncoder<T, Exec>> {
   using exec_type = Exec;
   static constexpr std::string_view name = "OneHotEncoder";
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
-    const auto categories = import_read(exec, [&] { return read_one_hot_categories(model, name); });
+    auto params = import_model_params<typename E::Params>(model, name);
+    // onelearn's layout (Equal per category), or scikit-learn's converter's (an ai.onnx.ml
+    // OneHotEncoder per feature, whose zeros attribute is handle_unknown).
+    const auto categories = import_read(exec, [&] {
+      if (!has_ml_one_hot_encoders(model)) return read_one_hot_categories(model, name);
+      ReadOneHot read = read_skl2onnx_one_hot(model, name);
+      params.handle_unknown = read.handle_unknown;
+      return std::move(read.categories);
+    });
     std::size_t rows = 0;
     for (const auto& c : categories) rows = std::max(rows, c.size());
     Matrix<T> X(static_cast<index_t>(rows), static_cast<index_t>(categories.size()));
@@ -1398,8 +1403,7 @@ struct importer<preprocessing::OneHotEncoder<T, Exec>> {
       }
     }
     const std::int64_t rank = exec.rank();
-    return import_refit(E(import_model_params<typename E::Params>(model, name), std::move(exec)),
-                        X, rank, name);
+    return import_refit(E(params, std::move(exec)), X, rank, name);
   }
 };
 
@@ -1499,7 +1503,10 @@ struct importer<naive_bayes::GaussianNB<T, Exec>> {
   static constexpr std::string_view name = "GaussianNB";
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
     return import_read(exec, [&] {
-      const ReadGaussianNB read = read_gaussian_nb(model, name);
+      // onelearn's layout, or scikit-learn's converter's (skl2onnx_naive_bayes_reader.hpp).
+      const ReadGaussianNB read = is_skl2onnx_naive_bayes(model)
+                                      ? read_skl2onnx_gaussian_nb(model, name)
+                                      : read_gaussian_nb(model, name);
       const Matrix<T> theta =
           Eigen::Map<const Matrix<double>>(read.theta.data(), read.k, read.p).template cast<T>();
       const Matrix<T> var =
@@ -1514,6 +1521,37 @@ struct importer<naive_bayes::GaussianNB<T, Exec>> {
       return import_from_attributes(name, [&] {
         return E::from_fitted(params, theta, var, prior, classes, exec);
       });
+    });
+  }
+};
+
+/// MultinomialNB: one LinearClassifier of a chain (import_multinomial_nb), or read whole.
+template <class T, exec::ExecutionPolicy Exec>
+struct importer<naive_bayes::MultinomialNB<T, Exec>> {
+  static constexpr bool supported = true;
+  using exec_type = Exec;
+  static constexpr std::string_view name = "MultinomialNB";
+  static auto read(const ImportStep& s, Exec exec) {
+    return import_multinomial_nb<naive_bayes::MultinomialNB<T, Exec>, T>(s, std::move(exec));
+  }
+  /// scikit-learn's converter writes no LinearClassifier but a graph of its own
+  /// (onnx/detail/skl2onnx_naive_bayes_reader.hpp), read whole.
+  static bool reads_whole_graph(const ::onnx::ModelProto& model) {
+    return is_skl2onnx_naive_bayes(model);
+  }
+  static auto read_model(const ::onnx::ModelProto& model, Exec exec) {
+    using E = naive_bayes::MultinomialNB<T, Exec>;
+    return import_read(exec, [&] {
+      const ReadMultinomialNB read = read_skl2onnx_multinomial_nb(model, name);
+      const Matrix<T> log_prob =
+          Eigen::Map<const Matrix<double>>(read.feature_log_prob.data(), read.k, read.p)
+              .template cast<T>();
+      const Vector<T> log_prior =
+          Eigen::Map<const Vector<double>>(read.class_log_prior.data(), read.k).template cast<T>();
+      const Labels classes = Eigen::Map<const Labels>(read.classes.data(), read.k);
+      const auto params = import_model_params<typename E::Params>(model, name);
+      return import_from_attributes(
+          name, [&] { return E::from_fitted(params, log_prob, log_prior, classes, exec); });
     });
   }
 };
@@ -1565,11 +1603,20 @@ E import_chain_single(const ::onnx::ModelProto& model, typename importer<E>::exe
   return importer<E>::read(step, std::move(exec));
 }
 
-/// A single estimator from a chain of one model node, or (the k-NN models) from the whole graph.
+/// A single estimator from a chain of one model node, or (the k-NN models, and a chain model
+/// in another converter's whole-graph layout) from the whole graph.
 template <class E>
 E import_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type exec) {
-  if constexpr (!ChainImportable<E>) return importer<E>::read_model(model, std::move(exec));
-  else return import_chain_single<E>(model, std::move(exec));
+  if constexpr (!ChainImportable<E>) {
+    return importer<E>::read_model(model, std::move(exec));
+  } else {
+    if constexpr (requires { importer<E>::reads_whole_graph(model); }) {
+      if (importer<E>::reads_whole_graph(model)) {
+        return importer<E>::read_model(model, std::move(exec));
+      }
+    }
+    return import_chain_single<E>(model, std::move(exec));
+  }
 }
 
 /// The width of what a fitted step hands the next one: its transform's columns (-1 for a
@@ -1620,7 +1667,19 @@ struct importer<pipeline::Pipeline<S...>> {
   static pipeline::Pipeline<S...> read(const ::onnx::ModelProto& model) {
     std::tuple<std::optional<S>...> parts;
     if constexpr ((ChainImportable<S> && ...)) {
-      read_chain(model, parts);
+      try {
+        read_chain(model, parts);
+      } catch (const onelearn::error&) {
+        // A step in a whole-graph layout of another converter (scikit-learn's naive Bayes
+        // graphs) is read from the pieces; when they do not read either, the chain's error,
+        // which names the node at fault, is the one to report.
+        const std::exception_ptr chain_error = std::current_exception();
+        try {
+          read_pieces(model, parts);
+        } catch (const onelearn::error&) {
+          std::rethrow_exception(chain_error);
+        }
+      }
     } else {
       read_pieces(model, parts);
     }

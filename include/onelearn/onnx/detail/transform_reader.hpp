@@ -250,4 +250,94 @@ inline std::vector<std::vector<double>> read_one_hot_categories(const ::onnx::Mo
   return out;
 }
 
+/// OneHotEncoder as scikit-learn's converter writes it: per feature j, an ai.onnx.ml
+/// OneHotEncoder (cats_int64s, zeros) of Cast(Gather(x, [j], axis 1), int64), the encodings
+/// concatenated in feature order and reshaped to N x (number of categories). zeros = 1 is
+/// handle_unknown "ignore", 0 "error". A Gather after an encoder (scikit-learn's drop) is not
+/// read: onelearn's OneHotEncoder has no drop.
+struct ReadOneHot {
+  std::vector<std::vector<double>> categories;
+  std::string handle_unknown;
+};
+
+/// Whether the graph has ai.onnx.ml OneHotEncoder nodes (scikit-learn's converter's layout).
+inline bool has_ml_one_hot_encoders(const ::onnx::ModelProto& model) {
+  for (const auto& n : model.graph().node()) {
+    if (n.op_type() == "OneHotEncoder" && n.domain() == "ai.onnx.ml") return true;
+  }
+  return false;
+}
+
+inline ReadOneHot read_skl2onnx_one_hot(const ::onnx::ModelProto& model, std::string_view target) {
+  const PlainGraph g(model, target);
+  std::map<std::int64_t, std::vector<double>> by_feature;
+  std::map<std::string, std::int64_t> feature_of;  // an encoder's output -> its feature
+  std::set<std::int64_t> zeros;
+  for (const auto* n : g.nodes("OneHotEncoder", "ai.onnx.ml")) {
+    const NodeAttributes attrs(*n);
+    const ::onnx::NodeProto* cast = n->input_size() == 1 ? g.producer(n->input(0)) : nullptr;
+    const ::onnx::NodeProto* column =
+        cast != nullptr && cast->op_type() == "Cast" && cast->input_size() == 1
+            ? g.producer(cast->input(0))
+            : nullptr;
+    if (column == nullptr || column->op_type() != "Gather" || column->input_size() != 2 ||
+        !g.is_features(column->input(0))) {
+      attrs.fail(
+          "expected the encoder of Cast(Gather(x, [j], axis 1)), as scikit-learn's "
+          "converter writes it");
+    }
+    const auto feature = g.int64s(column->input(1));
+    if (!feature || feature->size() != 1 || !PlainGraph::along_columns(*column, 0)) {
+      NodeAttributes(*column).fail("expected a Gather of one constant column along axis 1");
+    }
+    if (g.consumer(n->output(0), "Gather") != nullptr) {
+      attrs.fail(
+          "categories are dropped after the encoder (scikit-learn's drop), which "
+          "onelearn's OneHotEncoder does not have");
+    }
+    const std::int64_t j = (*feature)[0];
+    feature_of[n->output(0)] = j;
+    const auto ints = attrs.get_ints("cats_int64s");
+    if (!ints || ints->empty()) attrs.fail("no cats_int64s (string categories are not read)");
+    std::vector<double> categories(ints->begin(), ints->end());
+    for (std::size_t k = 1; k < categories.size(); ++k) {
+      if (!(categories[k - 1] < categories[k])) {
+        attrs.fail("the categories of feature " + std::to_string(j) +
+                   " are not increasing (as fit sorts them)");
+      }
+    }
+    zeros.insert(attrs.get_int("zeros", 1));
+    if (!by_feature.emplace(j, std::move(categories)).second) {
+      attrs.fail("feature " + std::to_string(j) + " is encoded twice");
+    }
+  }
+  if (by_feature.empty()) g.fail("no ai.onnx.ml OneHotEncoder of a feature");
+  if (zeros.size() != 1) g.fail("the encoders disagree on zeros (handle_unknown)");
+  const auto p = static_cast<std::int64_t>(by_feature.size());
+  if (g.declared_width() > 0 && g.declared_width() != p) {
+    throw shape_error("onnx: onnx::to_estimator<" + std::string(target) +
+                      ">: " + std::to_string(p) + " features encoded, the graph input has " +
+                      std::to_string(g.declared_width()));
+  }
+  // The encodings side by side in feature order (the columns transform writes).
+  const ::onnx::NodeProto* concat = g.consumer(feature_of.begin()->first, "Concat");
+  bool in_order = concat != nullptr && concat->input_size() == static_cast<int>(p);
+  for (int i = 0; in_order && i < concat->input_size(); ++i) {
+    const auto it = feature_of.find(concat->input(i));
+    in_order = it != feature_of.end() && it->second == i;
+  }
+  if (!in_order) g.fail("the encodings are not concatenated in feature order, one per feature");
+  ReadOneHot out;
+  out.handle_unknown = *zeros.begin() == 1 ? "ignore" : "error";
+  for (std::int64_t j = 0; j < p; ++j) {
+    const auto it = by_feature.find(j);
+    if (it == by_feature.end()) {
+      g.fail("feature " + std::to_string(j) + " of 0.." + std::to_string(p - 1) +
+             " is not encoded");
+    }
+    out.categories.push_back(std::move(it->second));
+  }
+  return out;
+}
+
 }  // namespace onelearn::onnx::detail
