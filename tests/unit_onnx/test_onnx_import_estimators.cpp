@@ -1694,6 +1694,31 @@ TEST_CASE_TEMPLATE("onnx import: pipelines with steps read from whole graphs", T
       CHECK((back.predict(test_holes).array() == pipe.predict(test_holes).array()).all());
     });
   }
+  SUBCASE("whitened PCA, KNeighborsClassifier; an imputer that drops a column, k-NN") {
+    // The k-NN graph must start from its own input: a span that leaves it the PCA's Div, or
+    // the imputer's Gather of the kept columns, is refused, so the earlier step keeps them.
+    for_each_precision([&](ox::Precision precision, bool whole) {
+      auto pipe = make_pipeline(PCA<T>({.n_components = 3, .whiten = true}),
+                                KNeighborsClassifier<T>({.n_neighbors = 3}));
+      pipe.fit(iris.X_train, labels);
+      const auto back = round_trip(pipe, {.precision = precision});
+      CHECK(back.template step<0>().get_params().whiten);
+      CHECK(onelearn::test::max_relative_error(back.template step<1>().fit_X(),
+                                               pipe.template step<1>().fit_X()) <=
+            (whole ? 0.0 : 1e-7));
+      CHECK((back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+
+      Matrix<T> holes = iris.X_train;
+      holes.col(2).setConstant(std::numeric_limits<T>::quiet_NaN());  // dropped by fit
+      auto imputed = make_pipeline(SimpleImputer<T>(), KNeighborsClassifier<T>({.n_neighbors = 3}));
+      imputed.fit(holes, labels);
+      REQUIRE(imputed.template step<0>().n_features_out() == 3);
+      const auto imputed_back = round_trip(imputed, {.precision = precision});
+      CHECK(imputed_back.template step<0>().n_features_out() == 3);
+      CHECK((imputed_back.predict(iris.X_test).array() == imputed.predict(iris.X_test).array())
+                .all());
+    });
+  }
   SUBCASE("a graph that is not the pipeline's steps is refused, naming the furthest step") {
     auto pipe = make_pipeline(StandardScaler<T>(), LogisticRegression<T>());
     pipe.fit(iris.X_train, labels);

@@ -1445,6 +1445,17 @@ struct importer<cluster::KMeans<T, Exec>> {
   }
 };
 
+/// A reader's row-major doubles as T's matrix (rows x cols) or vector.
+template <class T>
+Matrix<T> import_matrix(const std::vector<double>& values, std::int64_t rows, std::int64_t cols) {
+  return Eigen::Map<const Matrix<double>>(values.data(), rows, cols).template cast<T>();
+}
+template <class T>
+Vector<T> import_vector(const std::vector<double>& values) {
+  return Eigen::Map<const Vector<double>>(values.data(), static_cast<index_t>(values.size()))
+      .template cast<T>();
+}
+
 /// A whole-graph reader's E::from_fitted(...), its errors restated as the file's: a
 /// shape_error stays one, anything else it rejects (NaN, a variance <= 0) is a graph_error.
 template <class F>
@@ -1455,8 +1466,8 @@ auto import_from_attributes(std::string_view name, F&& make) {
   } catch (const shape_error& e) {
     throw shape_error(where + e.what());
   } catch (const onelearn::invalid_argument& e) {
-    throw graph_error(where + "the model's values are not a " + std::string(name) + "'s: " +
-                      e.what());
+    throw graph_error(where + "the model's values are not a " + std::string(name) +
+                      "'s: " + e.what());
   }
 }
 
@@ -1473,21 +1484,14 @@ struct importer<decomposition::PCA<T, Exec>> {
   static E read_model(const ::onnx::ModelProto& model, Exec exec) {
     return import_read(exec, [&] {
       const ReadPCA read = read_pca(model, name);
-      const Matrix<T> components =
-          Eigen::Map<const Matrix<double>>(read.components.data(), read.k, read.p)
-              .template cast<T>();
-      const Vector<T> mean =
-          Eigen::Map<const Vector<double>>(read.mean.data(), read.p).template cast<T>();
-      const Vector<T> variance =
-          Eigen::Map<const Vector<double>>(read.explained_variance.data(),
-                                           static_cast<index_t>(read.explained_variance.size()))
-              .template cast<T>();
+      const Matrix<T> components = import_matrix<T>(read.components, read.k, read.p);
+      const Vector<T> mean = import_vector<T>(read.mean);
+      const Vector<T> variance = import_vector<T>(read.explained_variance);
       auto params = import_model_params<typename E::Params>(model, name);
       params.n_components = read.k;
       params.whiten = read.whiten;
-      return import_from_attributes(name, [&] {
-        return E::from_fitted(params, components, mean, variance, exec);
-      });
+      return import_from_attributes(
+          name, [&] { return E::from_fitted(params, components, mean, variance, exec); });
     });
   }
 };
@@ -1507,20 +1511,14 @@ struct importer<naive_bayes::GaussianNB<T, Exec>> {
       const ReadGaussianNB read = is_skl2onnx_naive_bayes(model)
                                       ? read_skl2onnx_gaussian_nb(model, name)
                                       : read_gaussian_nb(model, name);
-      const Matrix<T> theta =
-          Eigen::Map<const Matrix<double>>(read.theta.data(), read.k, read.p).template cast<T>();
-      const Matrix<T> var =
-          Eigen::Map<const Matrix<double>>(read.var.data(), read.k, read.p).template cast<T>();
-      const Vector<T> prior = Eigen::Map<const Vector<double>>(read.log_prior.data(), read.k)
-                                  .array()
-                                  .exp()
-                                  .matrix()
-                                  .template cast<T>();
+      const Matrix<T> theta = import_matrix<T>(read.theta, read.k, read.p);
+      const Matrix<T> var = import_matrix<T>(read.var, read.k, read.p);
+      const Vector<T> prior =
+          import_vector<double>(read.log_prior).array().exp().matrix().template cast<T>();
       const Labels classes = Eigen::Map<const Labels>(read.classes.data(), read.k);
       const auto params = import_model_params<typename E::Params>(model, name);
-      return import_from_attributes(name, [&] {
-        return E::from_fitted(params, theta, var, prior, classes, exec);
-      });
+      return import_from_attributes(
+          name, [&] { return E::from_fitted(params, theta, var, prior, classes, exec); });
     });
   }
 };
@@ -1543,11 +1541,8 @@ struct importer<naive_bayes::MultinomialNB<T, Exec>> {
     using E = naive_bayes::MultinomialNB<T, Exec>;
     return import_read(exec, [&] {
       const ReadMultinomialNB read = read_skl2onnx_multinomial_nb(model, name);
-      const Matrix<T> log_prob =
-          Eigen::Map<const Matrix<double>>(read.feature_log_prob.data(), read.k, read.p)
-              .template cast<T>();
-      const Vector<T> log_prior =
-          Eigen::Map<const Vector<double>>(read.class_log_prior.data(), read.k).template cast<T>();
+      const Matrix<T> log_prob = import_matrix<T>(read.feature_log_prob, read.k, read.p);
+      const Vector<T> log_prior = import_vector<T>(read.class_log_prior);
       const Labels classes = Eigen::Map<const Labels>(read.classes.data(), read.k);
       const auto params = import_model_params<typename E::Params>(model, name);
       return import_from_attributes(
@@ -1671,12 +1666,14 @@ struct importer<pipeline::Pipeline<S...>> {
         read_chain(model, parts);
       } catch (const onelearn::error&) {
         // A step in a whole-graph layout of another converter (scikit-learn's naive Bayes
-        // graphs) is read from the pieces; when they do not read either, the chain's error,
-        // which names the node at fault, is the one to report.
+        // graphs) is read from the pieces. When they do not read either, the chain's error,
+        // which names the node at fault, is the one to report, unless the graph has such a
+        // layout: then the pieces' error says what in it is not read.
         const std::exception_ptr chain_error = std::current_exception();
         try {
           read_pieces(model, parts);
         } catch (const onelearn::error&) {
+          if (is_skl2onnx_naive_bayes(model)) throw;
           std::rethrow_exception(chain_error);
         }
       }
@@ -1769,12 +1766,17 @@ struct importer<pipeline::Pipeline<S...>> {
     }
     (std::index_sequence_for<S...>{});
 
-    // Depth-first over the boundaries; the refusal of the step that got furthest is the one
-    // reported when no split works.
+    // Depth-first over the boundaries. The refusal reported when no split works is the first
+    // one of the step that got furthest (its most natural span, the shortest). A step starting
+    // at a cut with a given width that could not be placed is remembered: the readers of
+    // plain-operator steps accept spans longer than their own, so without that a failing last
+    // step would be retried from the same place along every way of reaching it.
     std::size_t furthest = 0;
     std::exception_ptr refusal;
+    std::set<std::tuple<std::size_t, std::size_t, std::int64_t>> dead_ends;
     const std::function<bool(std::size_t, std::size_t, std::int64_t)> place =
         [&](std::size_t step, std::size_t from, std::int64_t width) -> bool {
+      if (dead_ends.count({step, from, width}) != 0) return false;
       const std::size_t last = cuts.size() - 1;
       // Room for the steps after this one: each spans at least one piece.
       const std::size_t first_end = step + 1 == N ? last : from + 1;
@@ -1784,7 +1786,7 @@ struct importer<pipeline::Pipeline<S...>> {
         try {
           out = readers[step](from, to, width);
         } catch (const onelearn::error&) {
-          if (step >= furthest) {
+          if (step > furthest || !refusal) {
             furthest = step;
             refusal = std::current_exception();
           }
@@ -1792,6 +1794,7 @@ struct importer<pipeline::Pipeline<S...>> {
         }
         if (step + 1 == N || place(step + 1, to, out)) return true;
       }
+      dead_ends.insert({step, from, width});
       return false;
     };
     if (place(0, 0, segments.declared_width())) return;
@@ -1813,7 +1816,7 @@ struct importer<pipeline::Pipeline<S...>> {
 }  // namespace detail
 
 /// An estimator type to_estimator can make (the list at the top of this header), or a Pipeline
-/// of those read as chain nodes.
+/// of those.
 template <class E>
 concept Importable = detail::importer<E>::supported;
 

@@ -39,18 +39,26 @@ class GraphSegments {
     const ::onnx::GraphProto& g = model.graph();
     std::set<std::string> initializers;
     for (const auto& init : g.initializer()) initializers.insert(init.name());
+    int inputs = 0;
     for (const auto& in : g.input()) {
-      if (initializers.count(in.name()) == 0 && input_ == nullptr) input_ = &in;
+      if (initializers.count(in.name()) != 0) continue;
+      ++inputs;
+      input_ = &in;
     }
-    std::set<std::string> dynamic_values;
-    if (input_ != nullptr) dynamic_values.insert(input_->name());
+    if (inputs != 1) {  // not one chain of steps from the features: no cuts
+      input_ = nullptr;
+      return;
+    }
+    // (An empty name is an omitted optional input or output, never a value.)
+    std::set<std::string> dynamic_values{input_->name()};
     for (int n = 0; n < g.node_size(); ++n) {
       const auto& node = g.node(n);
       bool dynamic = false;
       for (const auto& in : node.input()) dynamic = dynamic || dynamic_values.count(in) != 0;
       if (!dynamic) continue;
       dynamic_.push_back(n);
-      for (const auto& out : node.output()) dynamic_values.insert(out);
+      for (const auto& out : node.output())
+        if (!out.empty()) dynamic_values.insert(out);
     }
     for (const auto& out : g.output()) graph_outputs_.insert(out.name());
     find_cuts();
@@ -68,33 +76,36 @@ class GraphSegments {
   [[nodiscard]] ::onnx::ModelProto piece(std::size_t from, std::size_t to, std::int64_t width,
                                          const std::map<std::string, std::string>& metadata) const {
     const ::onnx::GraphProto& g = model_.graph();
-    ::onnx::ModelProto out = model_;
-    out.clear_metadata_props();
+    // A fresh model, not a copy cleared: the original's initializers can be large (a k-NN
+    // model's rows), and a piece takes only those its nodes read.
+    ::onnx::ModelProto out;
+    out.set_ir_version(model_.ir_version());
+    out.set_producer_name(model_.producer_name());
+    out.set_producer_version(model_.producer_version());
+    *out.mutable_opset_import() = model_.opset_import();
     for (const auto& [key, value] : metadata) {
       auto* kv = out.add_metadata_props();
       kv->set_key(key);
       kv->set_value(value);
     }
     ::onnx::GraphProto* graph = out.mutable_graph();
-    graph->clear_node();
-    graph->clear_input();
-    graph->clear_output();
-    graph->clear_initializer();
-    graph->clear_value_info();
+    graph->set_name(g.name());
     // The dynamic nodes of the piece, then the static ones they read, found backwards.
     std::set<int> keep;
     for (std::size_t k = cuts_[from].position; k < cuts_[to].position; ++k)
       keep.insert(dynamic_[k]);
     std::set<std::string> needed;
     for (const int n : keep)
-      for (const auto& in : g.node(n).input()) needed.insert(in);
+      for (const auto& in : g.node(n).input())
+        if (!in.empty()) needed.insert(in);
     for (int n = g.node_size(); n-- > 0;) {
       if (keep.count(n) != 0 || is_dynamic(n)) continue;
       bool read = false;
       for (const auto& o : g.node(n).output()) read = read || needed.count(o) != 0;
       if (!read) continue;
       keep.insert(n);
-      for (const auto& in : g.node(n).input()) needed.insert(in);
+      for (const auto& in : g.node(n).input())
+        if (!in.empty()) needed.insert(in);
     }
     for (const int n : keep) *graph->add_node() = g.node(n);
     for (const auto& init : g.initializer()) {
@@ -129,7 +140,9 @@ class GraphSegments {
     return false;
   }
 
-  /// A tensor value of the graph input's element type, N x width (width < 1: unknown).
+  /// A tensor value of the graph input's element type, N x width (width < 1: unknown). (A step
+  /// that changes the type, an encoder of int64 codes writing floats, hands on a value declared
+  /// with the input's type: the readers look at the width only.)
   [[nodiscard]] ::onnx::ValueInfoProto matrix_value(const std::string& name,
                                                     std::int64_t width) const {
     ::onnx::ValueInfoProto v;
@@ -157,8 +170,9 @@ class GraphSegments {
     for (std::size_t k = 0; k < end; ++k) {
       const auto& node = g.node(dynamic_[k]);
       for (const auto& in : node.input())
-        if (made.count(in) != 0) last_read[in] = k + 1;
-      for (const auto& o : node.output()) made[o] = k + 1;
+        if (!in.empty() && made.count(in) != 0) last_read[in] = k + 1;
+      for (const auto& o : node.output())
+        if (!o.empty()) made[o] = k + 1;
     }
     for (const auto& o : graph_outputs_)
       if (made.count(o) != 0) last_read[o] = end + 1;

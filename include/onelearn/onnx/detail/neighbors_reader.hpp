@@ -26,14 +26,15 @@ struct ReadNeighbours {
   std::vector<double> rows;  ///< n_rows x n_features, row-major (float32 or float64 in the file)
   std::int64_t n_rows = 0, n_features = 0;
   std::int64_t n_neighbors = 0;
-  bool by_distance = false;            ///< weights "distance"
-  std::vector<std::int64_t> labels;    ///< classifier: each row's label
-  std::vector<double> targets;         ///< regressor: each row's target
+  bool by_distance = false;          ///< weights "distance"
+  std::vector<std::int64_t> labels;  ///< classifier: each row's label
+  std::vector<double> targets;       ///< regressor: each row's target
 };
 
 inline ReadNeighbours read_neighbours(const ::onnx::ModelProto& model, bool classifier,
                                       std::string_view target) {
-  const ChainReader graph(model);
+  const PlainGraph features(model, target);  // the graph input, and what comes from it
+  const ChainReader& graph = features.chain();
   const std::string where = "onnx: onnx::to_estimator<" + std::string(target) + ">: ";
   const auto fail = [&](const std::string& problem) -> void {
     throw graph_error(where + problem + " (expected the layout onelearn's export writes: " +
@@ -72,6 +73,15 @@ inline ReadNeighbours read_neighbours(const ::onnx::ModelProto& model, bool clas
     if (p < 0) break;
     const ::onnx::NodeProto& n = g.node(p);
     if (n.op_type() == "Sub" && n.input_size() == 2) {
+      // From the features themselves (Unsqueeze of the graph input): a Sub of anything else
+      // is not this model's (in a pipeline, a previous step's nodes left in front of it).
+      const ::onnx::NodeProto* unsqueeze = features.producer(n.input(0));
+      if (unsqueeze == nullptr || unsqueeze->op_type() != "Unsqueeze" ||
+          unsqueeze->input_size() < 1 || !features.is_features(unsqueeze->input(0))) {
+        fail(ChainReader::describe(n) +
+             ": the training rows are not subtracted from the features (Unsqueeze of the graph "
+             "input)");
+      }
       rows = graph.find_constant(n.input(1));
       break;
     }
@@ -84,6 +94,11 @@ inline ReadNeighbours read_neighbours(const ::onnx::ModelProto& model, bool clas
   }
   out.n_rows = rows->shape()[0];
   out.n_features = rows->shape()[1];
+  if (features.declared_width() > 0 && features.declared_width() != out.n_features) {
+    throw shape_error("onnx: onnx::to_estimator<" + std::string(target) + ">: training rows of " +
+                      std::to_string(out.n_features) + " features, the graph input has " +
+                      std::to_string(features.declared_width()));
+  }
   out.rows = real_values(*rows);
   if (out.n_neighbors < 1 || out.n_neighbors > out.n_rows) {
     fail("K = " + std::to_string(out.n_neighbors) + " outside 1.." + std::to_string(out.n_rows) +

@@ -135,6 +135,18 @@ class PlainGraph {
     return out;
   }
 
+  /// The constants, producers and consumers of the whole graph.
+  [[nodiscard]] const ChainReader& chain() const noexcept { return constants_; }
+
+  /// The axes of a Reduce* node: its "axes" attribute (opsets before 13 for ReduceSum, 18 for
+  /// the others) or its second input; nullopt when neither is a constant.
+  [[nodiscard]] std::optional<std::vector<std::int64_t>> reduce_axes(
+      const ::onnx::NodeProto& n) const {
+    std::optional<std::vector<std::int64_t>> axes = NodeAttributes(n).get_ints("axes");
+    if (!axes && n.input_size() > 1) axes = int64s(n.input(1));
+    return axes;
+  }
+
   /// The constant `name`, or null.
   [[nodiscard]] const Tensor* constant(const std::string& name) const {
     return constants_.find_constant(name);

@@ -61,22 +61,23 @@ inline std::optional<NaiveBayesTail> find_skl2onnx_naive_bayes_tail(const PlainG
   return std::nullopt;
 }
 
-/// Whether `model` ends as skl2onnx's naive Bayes graphs do.
 /// Whether `model` ends as skl2onnx's naive Bayes graphs do: an ArgMax and a ReduceLogSumExp of
 /// one value, the ArgMax's index looked up by an ArrayFeatureExtractor. Only the op types and
 /// the data flow are looked at, so this never throws; the readers below say what is wrong.
 inline bool is_skl2onnx_naive_bayes(const ::onnx::ModelProto& model) {
   const auto& nodes = model.graph().node();
   for (const auto& argmax : nodes) {
-    if (argmax.op_type() != "ArgMax" || argmax.input_size() != 1 || argmax.output_size() < 1) {
+    // The conditions find_skl2onnx_naive_bayes_tail looks for, so that both agree.
+    if (argmax.op_type() != "ArgMax" || argmax.input_size() != 1 || argmax.output_size() < 1 ||
+        !PlainGraph::along_columns(argmax, 0)) {
       continue;
     }
     bool lse = false, lookup = false;
     for (const auto& n : nodes) {
       lse = lse || (n.op_type() == "ReduceLogSumExp" && n.input_size() >= 1 &&
                     n.input(0) == argmax.input(0));
-      lookup = lookup || (n.op_type() == "ArrayFeatureExtractor" && n.input_size() == 2 &&
-                          n.input(1) == argmax.output(0));
+      lookup = lookup || (n.op_type() == "ArrayFeatureExtractor" && n.domain() == "ai.onnx.ml" &&
+                          n.input_size() == 2 && n.input(1) == argmax.output(0));
     }
     if (lse && lookup) return true;
   }
@@ -126,10 +127,23 @@ inline std::vector<std::size_t> label_order(const std::vector<std::int64_t>& cla
 /// Whether ReduceSum `n` sums over axis 2 of N x k x p (its axes attribute, or its second
 /// input from opset 13).
 inline bool sums_last_axis(const PlainGraph& g, const ::onnx::NodeProto& n) {
-  std::optional<std::vector<std::int64_t>> axes = NodeAttributes(n).get_ints("axes");
-  if (!axes && n.input_size() > 1) axes = g.int64s(n.input(1));
+  const std::optional<std::vector<std::int64_t>> axes = g.reduce_axes(n);
   return axes && axes->size() == 1 && ((*axes)[0] == 2 || (*axes)[0] == -1) &&
          NodeAttributes(n).get_int("keepdims", 1) == 0;
+}
+
+/// The classes, and the Add of k constants (class log priors) that makes the joint
+/// log-likelihood in both layouts (nullopt when jll is not such an Add: each reader says what
+/// it expected).
+struct JointSum {
+  std::vector<std::int64_t> classes;
+  std::optional<ConstantOperand> add;
+};
+inline JointSum joint_log_likelihood_sum(const PlainGraph& g) {
+  const auto tail = find_skl2onnx_naive_bayes_tail(g);
+  if (!tail) missing(g, "no ArgMax and ReduceLogSumExp of the joint log-likelihood");
+  const auto k = static_cast<std::int64_t>(tail->classes.size());
+  return {tail->classes, constant_operand(g, made_by(g, tail->jll, "Add"), k)};
 }
 
 }  // namespace skl2onnx_nb
@@ -146,12 +160,10 @@ inline ReadMultinomialNB read_skl2onnx_multinomial_nb(const ::onnx::ModelProto& 
                                                       std::string_view target) {
   using namespace skl2onnx_nb;
   const PlainGraph g(model, target);
-  const auto tail = find_skl2onnx_naive_bayes_tail(g);
-  if (!tail) missing(g, "no ArgMax and ReduceLogSumExp of the joint log-likelihood");
   ReadMultinomialNB out;
-  out.classes = tail->classes;
+  const auto [classes, add] = joint_log_likelihood_sum(g);
+  out.classes = classes;
   out.k = static_cast<std::int64_t>(out.classes.size());
-  const auto add = constant_operand(g, made_by(g, tail->jll, "Add"), out.k);
   const ::onnx::NodeProto* matmul = add ? made_by(g, add->other, "MatMul") : nullptr;
   const Tensor* weights =
       matmul != nullptr && matmul->input_size() == 2 && g.is_features(matmul->input(0))
@@ -186,14 +198,12 @@ inline ReadGaussianNB read_skl2onnx_gaussian_nb(const ::onnx::ModelProto& model,
                                                 std::string_view target) {
   using namespace skl2onnx_nb;
   const PlainGraph g(model, target);
-  const auto tail = find_skl2onnx_naive_bayes_tail(g);
-  if (!tail) missing(g, "no ArgMax and ReduceLogSumExp of the joint log-likelihood");
   ReadGaussianNB out;
-  out.classes = tail->classes;
-  out.k = static_cast<std::int64_t>(out.classes.size());
   // jll = Add(log prior, Sub(normalisation, Mul(ReduceSum(Div(Pow(Sub(Reshape(x), theta), 2),
   // var)), 0.5)))
-  const auto add = constant_operand(g, made_by(g, tail->jll, "Add"), out.k);
+  const auto [classes, add] = joint_log_likelihood_sum(g);
+  out.classes = classes;
+  out.k = static_cast<std::int64_t>(out.classes.size());
   const ::onnx::NodeProto* part = add ? made_by(g, add->other, "Sub") : nullptr;
   const auto normalisation =
       part != nullptr && part->input_size() == 2 ? g.reals(part->input(0), out.k) : std::nullopt;

@@ -49,8 +49,7 @@ inline std::string read_normalizer_norm(const ::onnx::ModelProto& model, std::st
   for (const auto* n : g.nodes("Div")) divided = divided || g.is_features(n->input(0));
   const auto reduced = [&](const ::onnx::NodeProto& n) {
     // keepdims defaults to 1; axes is an attribute (opsets < 18) or the second input.
-    std::optional<std::vector<std::int64_t>> axes = NodeAttributes(n).get_ints("axes");
-    if (!axes && n.input_size() > 1) axes = g.int64s(n.input(1));
+    const std::optional<std::vector<std::int64_t>> axes = g.reduce_axes(n);
     const bool per_row = axes && axes->size() == 1 && ((*axes)[0] == 1 || (*axes)[0] == -1);
     return divided && per_row && NodeAttributes(n).get_int("keepdims", 1) == 1;
   };
