@@ -1719,6 +1719,26 @@ TEST_CASE_TEMPLATE("onnx import: pipelines with steps read from whole graphs", T
                 .all());
     });
   }
+  SUBCASE("steps named by hand come back with their names and parameters") {
+    // Names of one's own: the metadata's "reduce__n_components=3, ..." gives them back (with
+    // make_pipeline's names the parameters would not be found).
+    using Named = Pipeline<StandardScaler<T>, PCA<T>, LogisticRegression<T>>;
+    Named pipe({"scale", "reduce", "clf"}, StandardScaler<T>({.with_mean = false}),
+               PCA<T>({.n_components = 3}), LogisticRegression<T>({.C = 10}));
+    pipe.fit(iris.X_train, labels);
+    const auto back = round_trip(pipe);
+    CHECK(back.step_names() == pipe.step_names());
+    CHECK(!back.template step<0>().get_params().with_mean);
+    CHECK(back.template step<2>().get_params().C == 10);
+    CHECK((back.predict(iris.X_test).array() == pipe.predict(iris.X_test).array()).all());
+    // An all-node pipeline (the chain path) too.
+    using Chain = Pipeline<StandardScaler<T>, LogisticRegression<T>>;
+    Chain chain({"scale", "clf"}, StandardScaler<T>(), LogisticRegression<T>({.C = 0.5}));
+    chain.fit(iris.X_train, labels);
+    const auto chain_back = round_trip(chain);
+    CHECK(chain_back.step_names() == chain.step_names());
+    CHECK(chain_back.template step<1>().get_params().C == 0.5);
+  }
   SUBCASE("a graph that is not the pipeline's steps is refused, naming the furthest step") {
     auto pipe = make_pipeline(StandardScaler<T>(), LogisticRegression<T>());
     pipe.fit(iris.X_train, labels);
@@ -1729,7 +1749,8 @@ TEST_CASE_TEMPLATE("onnx import: pipelines with steps read from whole graphs", T
     } catch (const onelearn::invalid_argument& e) {
       CHECK(std::string(e.what()).find("no split of the graph into its 2 steps") !=
             std::string::npos);
-      CHECK(std::string(e.what()).find("step 'pca'") != std::string::npos);
+      // The file's step names (from its metadata) and the type asked for.
+      CHECK(std::string(e.what()).find("step 'standardscaler' (PCA)") != std::string::npos);
     }
     // More steps than the graph has pieces.
     using Longer = Pipeline<StandardScaler<T>, PCA<T>, Normalizer<T>, LogisticRegression<T>>;

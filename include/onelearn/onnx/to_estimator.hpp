@@ -113,8 +113,9 @@
  *   previous step's output; the boundaries are those for which every step reads, each step
  *   taking the shortest span it reads (so a whitened PCA keeps its Div, a Normalizer that
  *   follows keeps its own). When no split reads, the error of the step that got furthest,
- *   restated with the pipeline's context. Parameters: the metadata's "<step>__<param>" entries,
- *   for the default step names.
+ *   restated with the pipeline's context. Step names and parameters: the metadata's
+ *   "<step>__<param>" entries (a pipeline exported with names of its own comes back with them);
+ *   without them, make_pipeline's names and default parameters.
  * Float64 files: ONNX-ML's Scaler, LinearRegressor and LinearClassifier compute in float32, so
  * a float64 export writes them in plain operators (Sub and Mul; MatMul and Add, then Sigmoid or
  * Softmax, and ArgMax and Gather for the label). Those are folded back into the ai.onnx.ml
@@ -1660,10 +1661,11 @@ struct importer<pipeline::Pipeline<S...>> {
   static constexpr std::size_t N = sizeof...(S);
 
   static pipeline::Pipeline<S...> read(const ::onnx::ModelProto& model) {
+    const std::array<std::string, N> names = step_names(model);
     std::tuple<std::optional<S>...> parts;
     if constexpr ((ChainImportable<S> && ...)) {
       try {
-        read_chain(model, parts);
+        read_chain(model, names, parts);
       } catch (const onelearn::error&) {
         // A step in a whole-graph layout of another converter (scikit-learn's naive Bayes
         // graphs) is read from the pieces. When they do not read either, the chain's error,
@@ -1671,28 +1673,56 @@ struct importer<pipeline::Pipeline<S...>> {
         // layout: then the pieces' error says what in it is not read.
         const std::exception_ptr chain_error = std::current_exception();
         try {
-          read_pieces(model, parts);
+          read_pieces(model, names, parts);
         } catch (const onelearn::error&) {
           if (is_skl2onnx_naive_bayes(model)) throw;
           std::rethrow_exception(chain_error);
         }
       }
     } else {
-      read_pieces(model, parts);
+      read_pieces(model, names, parts);
     }
-    return std::apply([](auto&... part) { return pipeline::Pipeline<S...>(std::move(*part)...); },
-                      parts);
+    return std::apply(
+        [&](auto&... part) { return pipeline::Pipeline<S...>(names, std::move(*part)...); }, parts);
   }
 
  private:
   using Parts = std::tuple<std::optional<S>...>;
 
-  static std::array<std::string, N> step_names() {
+  /// The steps' names: those of the metadata's "<step>__<param>" entries (onelearn's export
+  /// lists every step's parameters, in order) when they name N steps, so that a pipeline
+  /// exported with names of its own comes back with them and its parameters; else the names
+  /// make_pipeline gives.
+  static std::array<std::string, N> step_names(const ::onnx::ModelProto& model) {
+    std::map<std::string, std::string> metadata;
+    for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
+    std::vector<std::string> found;
+    if (metadata["estimator"] == name) {
+      const std::string& text = metadata["parameters"];
+      for (std::size_t begin = 0; begin < text.size();) {
+        std::size_t end = text.find(", ", begin);
+        if (end == std::string::npos) end = text.size();
+        const std::size_t step = text.find("__", begin);
+        if (step != std::string::npos && step < end && step > begin) {
+          std::string step_name = text.substr(begin, step - begin);
+          if (std::find(found.begin(), found.end(), step_name) == found.end()) {
+            found.push_back(std::move(step_name));
+          }
+        }
+        begin = end + 2;
+      }
+    }
+    if (found.size() == N) {
+      std::array<std::string, N> out;
+      std::copy(found.begin(), found.end(), out.begin());
+      return out;
+    }
     return pipeline::detail::default_names<N>({pipeline::detail::type_name<S>()...});
   }
 
   /// Every step one ai.onnx.ml node: the chain of model nodes, one per step.
-  static void read_chain(const ::onnx::ModelProto& model, Parts& parts) {
+  static void read_chain(const ::onnx::ModelProto& model, const std::array<std::string, N>& names,
+                         Parts& parts) {
     const ::onnx::ModelProto folded = fold_float64_layouts(model);
     const ImportChain chain = import_chain(folded, name);
     if (chain.steps.size() != N) {
@@ -1700,7 +1730,6 @@ struct importer<pipeline::Pipeline<S...>> {
                         " model nodes (one per step), found " + std::to_string(chain.steps.size()) +
                         " (" + import_ops(chain) + ")");
     }
-    const std::array<std::string, N> names = step_names();
     std::map<std::string, std::string> store;
     const auto* params = import_metadata_params(chain, name, store);
     std::int64_t features = chain.input_features;
@@ -1731,7 +1760,8 @@ struct importer<pipeline::Pipeline<S...>> {
   /// boundaries is searched: for each step the shortest span that it reads and after which the
   /// remaining steps read the rest. (A reader finds its layout by data flow from its input, so
   /// a span cut too short for one step leaves the next step nodes it refuses.)
-  static void read_pieces(const ::onnx::ModelProto& model, Parts& parts) {
+  static void read_pieces(const ::onnx::ModelProto& model, const std::array<std::string, N>& names,
+                          Parts& parts) {
     const GraphSegments segments(model);
     const auto& cuts = segments.cuts();
     if (cuts.size() < N + 1) {
@@ -1740,7 +1770,6 @@ struct importer<pipeline::Pipeline<S...>> {
                         std::to_string(cuts.size() < 2 ? 0 : cuts.size() - 1) +
                         " piece(s) that follow one another");
     }
-    const std::array<std::string, N> names = step_names();
     std::map<std::string, std::string> metadata, pipeline_params;
     for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
     const bool has_params = metadata["estimator"] == name;
@@ -1798,9 +1827,11 @@ struct importer<pipeline::Pipeline<S...>> {
       return false;
     };
     if (place(0, 0, segments.declared_width())) return;
+    constexpr std::array<std::string_view, N> kinds{importer<S>::name...};
     const std::string where =
         "onnx: onnx::to_estimator<Pipeline>: no split of the graph into its " + std::to_string(N) +
-        " steps reads; step '" + names[furthest] + "', the furthest read, refused every span: ";
+        " steps reads; step '" + names[furthest] + "' (" + std::string(kinds[furthest]) +
+        "), the furthest read, refused every span: ";
     try {
       std::rethrow_exception(refusal);
     } catch (const shape_error& e) {
