@@ -258,7 +258,11 @@ class Pipeline {
   }
 
   [[nodiscard]] ParamValue get_param(std::string_view name) const {
-    const auto [index, rest] = resolve(name);
+    // Named variables, not a structured binding: the lambda below captures them, which clang
+    // accepts for bindings only from version 16.
+    const auto resolved = resolve(name);
+    const std::size_t index = resolved.first;
+    const std::string_view rest = resolved.second;
     ParamValue out;
     for_each_step_const([&]<std::size_t I>(const auto& s) {
       if (I == index) out = s.get_param(rest);
@@ -416,7 +420,9 @@ class Pipeline {
   }
 
   void set_one(std::tuple<Steps...>& steps, std::string_view name, const ParamValue& value) const {
-    const auto [index, rest] = resolve(name);
+    const auto resolved = resolve(name);  // (named variables: see get_param)
+    const std::size_t index = resolved.first;
+    const std::string_view rest = resolved.second;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((I == index ? detail::set_step_param(std::get<I>(steps), rest, value) : void()), ...);
     }
