@@ -485,18 +485,32 @@ inline std::optional<ParamValue> import_parse_param(std::string_view text) {
   return std::nullopt;
 }
 
-/// "C=1, fit_intercept=true" (params::to_string) as name -> text.
-inline std::map<std::string, std::string> import_split_params(const std::string& text) {
-  std::map<std::string, std::string> out;
+/// "C=1, fit_intercept=true" (params::to_string) as (name, text) pairs, in order.
+inline std::vector<std::pair<std::string, std::string>> import_param_items(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
   std::size_t begin = 0;
   while (begin < text.size()) {
     std::size_t end = text.find(", ", begin);
     if (end == std::string::npos) end = text.size();
     const std::string item = text.substr(begin, end - begin);
     const std::size_t eq = item.find('=');
-    if (eq != std::string::npos) out[item.substr(0, eq)] = item.substr(eq + 1);
+    if (eq != std::string::npos) out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
     begin = end + 2;
   }
+  return out;
+}
+
+/// The same as name -> text.
+inline std::map<std::string, std::string> import_split_params(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (auto& [name, value] : import_param_items(text)) out[name] = std::move(value);
+  return out;
+}
+
+/// A model's metadata_props as key -> value.
+inline std::map<std::string, std::string> import_metadata(const ::onnx::ModelProto& model) {
+  std::map<std::string, std::string> out;
+  for (const auto& kv : model.metadata_props()) out[kv.key()] = kv.value();
   return out;
 }
 
@@ -1191,8 +1205,7 @@ auto import_read(const Exec& exec, F&& read) {
 /// The parameters in the model's metadata when its "estimator" is `name`, else P's defaults.
 template <class P>
 P import_model_params(const ::onnx::ModelProto& model, std::string_view name) {
-  std::map<std::string, std::string> metadata;
-  for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
+  std::map<std::string, std::string> metadata = import_metadata(model);
   return metadata["estimator"] == name
              ? import_params<P>(import_split_params(metadata["parameters"]), "")
              : P{};
@@ -1694,22 +1707,16 @@ struct importer<pipeline::Pipeline<S...>> {
   /// exported with names of its own comes back with them and its parameters; else the names
   /// make_pipeline gives.
   static std::array<std::string, N> step_names(const ::onnx::ModelProto& model) {
-    std::map<std::string, std::string> metadata;
-    for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
+    std::map<std::string, std::string> metadata = import_metadata(model);
     std::vector<std::string> found;
     if (metadata["estimator"] == name) {
-      const std::string& text = metadata["parameters"];
-      for (std::size_t begin = 0; begin < text.size();) {
-        std::size_t end = text.find(", ", begin);
-        if (end == std::string::npos) end = text.size();
-        const std::size_t step = text.find("__", begin);
-        if (step != std::string::npos && step < end && step > begin) {
-          std::string step_name = text.substr(begin, step - begin);
-          if (std::find(found.begin(), found.end(), step_name) == found.end()) {
-            found.push_back(std::move(step_name));
-          }
+      for (const auto& [key, value] : import_param_items(metadata["parameters"])) {
+        const std::size_t step = key.find("__");
+        if (step == std::string::npos || step == 0) continue;
+        std::string step_name = key.substr(0, step);
+        if (std::find(found.begin(), found.end(), step_name) == found.end()) {
+          found.push_back(std::move(step_name));
         }
-        begin = end + 2;
       }
     }
     if (found.size() == N) {
@@ -1770,8 +1777,7 @@ struct importer<pipeline::Pipeline<S...>> {
                         std::to_string(cuts.size() < 2 ? 0 : cuts.size() - 1) +
                         " piece(s) that follow one another");
     }
-    std::map<std::string, std::string> metadata, pipeline_params;
-    for (const auto& kv : model.metadata_props()) metadata[kv.key()] = kv.value();
+    std::map<std::string, std::string> metadata = import_metadata(model), pipeline_params;
     const bool has_params = metadata["estimator"] == name;
     if (has_params) pipeline_params = import_split_params(metadata["parameters"]);
 
