@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -17,7 +19,10 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "onelearn/onnx/errors.hpp"
@@ -426,6 +431,263 @@ TEST_CASE("Images run on the 2-D kernels and give the N-dimensional form's resul
     }
   }
   CHECK(compared > 10000);
+}
+
+namespace {
+
+/// The bit patterns of a float or double tensor's elements: NaN equals NaN, -0 differs from 0.
+std::vector<std::uint64_t> bits_of(const Tensor& t) {
+  std::vector<std::uint64_t> bits;
+  if (t.holds<float>()) {
+    for (const float v : t.data<float>()) bits.push_back(std::bit_cast<std::uint32_t>(v));
+  } else {
+    for (const double v : t.data<double>()) bits.push_back(std::bit_cast<std::uint64_t>(v));
+  }
+  return bits;
+}
+
+/// Normal values with exact zeros of both signs (1 in 16 each) and NaN (1 in `nan_every`)
+/// among them (seeded).
+template <class T>
+std::vector<T> awkward_values(std::size_t n, std::uint32_t seed, std::uint32_t nan_every) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<T> normal;
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto draw = static_cast<std::uint32_t>(rng());
+    if (draw % nan_every == 0) v[i] = std::numeric_limits<T>::quiet_NaN();
+    else if (draw % 16 == 1) v[i] = T(0);
+    else if (draw % 16 == 2) v[i] = -T(0);
+    else v[i] = normal(rng);
+  }
+  return v;
+}
+
+template <class T>
+constexpr int onnx_type_of() {
+  return std::is_same_v<T, float> ? ::onnx::TensorProto::FLOAT : ::onnx::TensorProto::DOUBLE;
+}
+
+struct ConvChain {
+  std::int64_t n, c, h, w, filters, kernel, stride, pad, group;
+  bool bias, relu, pool;
+};
+
+/// x -> Conv -> [Relu] -> [MaxPool 2x2, stride 2] -> y. With `expose`, the Conv's and the Relu's
+/// outputs are graph outputs too, which keeps the executor from fusing them (graph.hpp).
+template <class T>
+Tensor run_conv_chain(const ConvChain& g, const std::vector<T>& x, const std::vector<T>& weights,
+                      const std::vector<T>& bias, bool expose) {
+  constexpr int elem = onnx_type_of<T>();
+  ModelBuilder b(13);
+  b.input("x", {g.n, g.c, g.h, g.w}, elem);
+  b.initializer("W", Tensor(Shape{g.filters, g.c / g.group, g.kernel, g.kernel}, weights));
+  auto& conv = b.node("Conv", {"x", "W"}, {"c"}, "conv");
+  if (g.bias) {
+    b.initializer("B", Tensor(Shape{g.filters}, bias));
+    conv.add_input("B");
+  }
+  set_ints(conv, "kernel_shape", {g.kernel, g.kernel});
+  set_ints(conv, "strides", {g.stride, g.stride});
+  set_ints(conv, "pads", {g.pad, g.pad, g.pad, g.pad});
+  set_int(conv, "group", g.group);
+  std::string last = "c";
+  if (g.relu) {
+    b.node("Relu", {last}, {"r"}, "relu");
+    last = "r";
+  }
+  if (g.pool) {
+    auto& pool = b.node("MaxPool", {last}, {"p"}, "pool");
+    set_ints(pool, "kernel_shape", {2, 2});
+    set_ints(pool, "strides", {2, 2});
+    last = "p";
+  }
+  b.output(last, elem);
+  if (expose && last != "c") b.output("c", elem);
+  if (expose && g.relu && last != "r") b.output("r", elem);
+  return b.graph().run({Tensor(Shape{g.n, g.c, g.h, g.w}, x)})[0];
+}
+
+template <class T>
+void check_conv_chain_fusion() {
+  // The direct kernels' case (3x3, pad 1, stride 1, one group) at bench/'s sizes and odd ones,
+  // and im2col's (no padding, stride 2, two groups); batches of 1 and 5 (chunks on threads).
+  const std::vector<ConvChain> shapes{
+      {1, 1, 28, 28, 16, 3, 1, 1, 1, true, true, true},  {5, 16, 14, 14, 32, 3, 1, 1, 1, true, true, true},
+      {5, 3, 7, 9, 4, 3, 1, 1, 1, false, true, true},    {1, 2, 5, 6, 5, 3, 1, 1, 1, true, false, true},
+      {5, 2, 9, 11, 3, 3, 1, 1, 1, true, true, false},   {5, 2, 9, 8, 4, 3, 1, 0, 1, true, true, true},
+      {5, 4, 13, 12, 4, 3, 2, 1, 2, true, true, true},   {1, 4, 10, 10, 6, 2, 1, 0, 2, false, false, true}};
+  std::uint32_t seed = 11;
+  for (const ConvChain& g : shapes) {
+    CAPTURE(g.h);
+    CAPTURE(g.w);
+    CAPTURE(g.relu);
+    CAPTURE(g.pool);
+    // NaN rarely: a window that reads one gives NaN (a Relu after it, 0).
+    auto x = awkward_values<T>(static_cast<std::size_t>(g.n * g.c * g.h * g.w), ++seed, 997);
+    // And one for sure, mid-image: its 3x3 neighbourhood of outputs is NaN, and some 2x2
+    // window of the pool starts on one of them.
+    x[static_cast<std::size_t>((g.h / 2) * g.w + g.w / 2)] = std::numeric_limits<T>::quiet_NaN();
+    const auto weights = awkward_values<T>(
+        static_cast<std::size_t>(g.filters * (g.c / g.group) * g.kernel * g.kernel), ++seed, 1u << 30);
+    std::vector<T> bias(static_cast<std::size_t>(g.filters));
+    std::mt19937 rng(++seed);
+    for (T& v : bias) v = std::normal_distribution<T>(-0.5, 1)(rng);  // many negative sums
+    const Tensor fused = run_conv_chain<T>(g, x, weights, bias, false);
+    const Tensor apart = run_conv_chain<T>(g, x, weights, bias, true);
+    REQUIRE(fused.shape() == apart.shape());
+    CHECK(bits_of(fused) == bits_of(apart));
+    // Not a degenerate comparison: positive, zero and NaN results are all there.
+    const auto v = fused.data<T>();
+    CHECK(std::count_if(v.begin(), v.end(), [](T e) { return e > 0; }) > 0);
+    if (g.relu) CHECK(std::count(v.begin(), v.end(), T(0)) > 0);
+    else CHECK(std::count_if(v.begin(), v.end(), [](T e) { return std::isnan(e); }) > 0);
+  }
+}
+
+/// MaxPool 2x2 / stride 2 over (n, c, h, w) images as a 2-D node, or (`volume`) over
+/// (n, c, h, w, 1) with a window of 1 along the added axis (the N-dimensional form).
+template <class T>
+Tensor run_max_pool_2x2(const Shape& shape, const std::vector<T>& x, bool volume) {
+  constexpr int elem = onnx_type_of<T>();
+  Shape s = shape;
+  if (volume) s.push_back(1);
+  ModelBuilder b(13);
+  b.input("x", s, elem);
+  auto& node = b.node("MaxPool", {"x"}, {"y"});
+  set_ints(node, "kernel_shape", volume ? std::vector<std::int64_t>{2, 2, 1} : std::vector<std::int64_t>{2, 2});
+  set_ints(node, "strides", volume ? std::vector<std::int64_t>{2, 2, 1} : std::vector<std::int64_t>{2, 2});
+  b.output("y", elem);
+  return b.graph().run({Tensor(s, x)})[0];
+}
+
+template <class T>
+void check_max_pool_2x2_rows() {
+  std::uint32_t seed = 3;
+  for (const Shape& shape : std::vector<Shape>{{1, 1, 2, 2},
+                                               {2, 3, 4, 6},
+                                               {3, 2, 7, 9},
+                                               {2, 16, 28, 28},
+                                               {2, 32, 14, 14},
+                                               {1, 2, 3, 33},
+                                               {3, 1, 16, 40}}) {
+    CAPTURE(ox::shape_string(shape));
+    std::vector<T> x = awkward_values<T>(ox::element_count(shape), ++seed, 16);
+    // Ties (the first maximum wins): a run of equal values.
+    for (std::size_t i = 0; i < std::min<std::size_t>(x.size(), 24); ++i) x[i] = T(1.5);
+    const Tensor planar = run_max_pool_2x2<T>(shape, x, false);
+    const Tensor volume = run_max_pool_2x2<T>(shape, x, true);
+    Shape expected = volume.shape();
+    expected.pop_back();
+    REQUIRE(planar.shape() == expected);
+    CHECK(bits_of(planar) == bits_of(volume));
+  }
+}
+
+/// The product of row-major A (rows x depth) and B (depth x cols), plus c (per column, may be
+/// empty), in long double, and the sum of the terms' magnitudes (the error scale).
+template <class T>
+std::pair<std::vector<long double>, std::vector<long double>> reference_product(
+    const T* a, const T* b, const std::vector<T>& c, std::int64_t rows, std::int64_t depth,
+    std::int64_t cols) {
+  std::vector<long double> y(static_cast<std::size_t>(rows * cols)), scale(y.size());
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = 0; j < cols; ++j) {
+      long double sum = c.empty() ? 0 : c[static_cast<std::size_t>(j)];
+      long double magnitude = std::abs(sum);
+      for (std::int64_t d = 0; d < depth; ++d) {
+        const long double term = static_cast<long double>(a[i * depth + d]) * b[d * cols + j];
+        sum += term;
+        magnitude += std::abs(term);
+      }
+      y[static_cast<std::size_t>(i * cols + j)] = sum;
+      scale[static_cast<std::size_t>(i * cols + j)] = magnitude;
+    }
+  }
+  return {y, scale};
+}
+
+template <class T>
+void check_products_against_long_double() {
+  constexpr int elem = onnx_type_of<T>();
+  const double tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-15;
+  std::mt19937 rng(5);
+  std::normal_distribution<T> normal;
+  const auto random = [&](std::int64_t n) {
+    std::vector<T> v(static_cast<std::size_t>(n));
+    for (T& e : v) e = normal(rng);
+    return v;
+  };
+  const auto check_close = [&](std::span<const T> y, const std::vector<long double>& ref,
+                               const std::vector<long double>& scale) {
+    REQUIRE(y.size() == ref.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      worst = std::max(worst, static_cast<double>(std::abs(y[i] - ref[i]) / scale[i]));
+    }
+    CHECK(worst < tolerance);
+  };
+  // Shapes on both sides of the unpacked kernel's reach (nn/detail/unpacked_gemm.hpp: tiles of
+  // 4 or 8 rows, panels of 3 packets, single packets, columns past the last packet, depth up to
+  // 1024) and past it (depth 1100, 20 columns: Eigen's kernel).
+  for (const auto& mkn : std::vector<std::array<std::int64_t, 3>>{
+           {2, 1, 48}, {9, 70, 100}, {64, 300, 256}, {17, 5, 49}, {3, 1024, 64}, {13, 1100, 50}, {8, 33, 20}}) {
+    const std::int64_t m = mkn[0], k = mkn[1], n = mkn[2];
+    CAPTURE(m);
+    CAPTURE(k);
+    CAPTURE(n);
+    const std::vector<T> a = random(m * k), bw = random(k * n), c = random(n);
+    {  // Gemm with a bias row
+      ModelBuilder b(13);
+      b.input("a", {m, k}, elem);
+      b.initializer("b", Tensor(Shape{k, n}, bw));
+      b.initializer("c", Tensor(Shape{n}, c));
+      b.node("Gemm", {"a", "b", "c"}, {"y"});
+      b.output("y", elem);
+      const Tensor y = b.graph().run({Tensor(Shape{m, k}, a)})[0];
+      CHECK(y.shape() == Shape{m, n});
+      const auto [ref, scale] = reference_product(a.data(), bw.data(), c, m, k, n);
+      check_close(y.data<T>(), ref, scale);
+    }
+    {  // MatMul: a batch of two A's against one B (broadcast)
+      const std::vector<T> a2 = random(2 * m * k);
+      ModelBuilder b(13);
+      b.input("a", {2, m, k}, elem);
+      b.initializer("b", Tensor(Shape{k, n}, bw));
+      b.node("MatMul", {"a", "b"}, {"y"});
+      b.output("y", elem);
+      const Tensor y = b.graph().run({Tensor(Shape{2, m, k}, a2)})[0];
+      CHECK(y.shape() == Shape{2, m, n});
+      for (std::int64_t p = 0; p < 2; ++p) {
+        const auto [ref, scale] = reference_product(a2.data() + p * m * k, bw.data(), {}, m, k, n);
+        check_close(y.data<T>().subspan(static_cast<std::size_t>(p * m * n), static_cast<std::size_t>(m * n)), ref, scale);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("A Conv's sole Relu and 2x2 MaxPool run fused, to the same bits as run apart") {
+  SUBCASE("float") { check_conv_chain_fusion<float>(); }
+  SUBCASE("double") { check_conv_chain_fusion<double>(); }
+  SUBCASE("a fused MaxPool over an output smaller than its window is refused as the MaxPool is") {
+    // 3x3 images, 3x3 kernel, no padding: a 1x1 output, too small for a 2x2 window.
+    const ConvChain g{1, 1, 3, 3, 2, 3, 1, 0, 1, false, true, true};
+    const std::vector<float> x(9, 1.f), weights(18, 1.f), bias;
+    CHECK_THROWS_AS(run_conv_chain<float>(g, x, weights, bias, false), onelearn::shape_error);
+    CHECK_THROWS_AS(run_conv_chain<float>(g, x, weights, bias, true), onelearn::shape_error);
+  }
+}
+
+TEST_CASE("MaxPool 2x2 / stride 2 in vectors gives the N-dimensional form's values, NaN and signed zeros included") {
+  SUBCASE("float") { check_max_pool_2x2_rows<float>(); }
+  SUBCASE("double") { check_max_pool_2x2_rows<double>(); }
+}
+
+TEST_CASE("Gemm and MatMul on either kernel agree with a long-double product") {
+  SUBCASE("float") { check_products_against_long_double<float>(); }
+  SUBCASE("double") { check_products_against_long_double<double>(); }
 }
 
 TEST_CASE("A node output read by several nodes, or a graph output, is never taken in place") {

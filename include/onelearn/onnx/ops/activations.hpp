@@ -15,7 +15,7 @@
 namespace onelearn::onnx::ops {
 
 inline std::vector<Tensor> relu(const NodeContext& ctx) {
-  return detail::numeric_unary(ctx, [](auto x) { return x > 0 ? x : decltype(x){0}; });
+  return detail::numeric_unary(ctx, [](auto x) { return relu_value(x); });
 }
 
 inline std::vector<Tensor> leaky_relu(const NodeContext& ctx) {

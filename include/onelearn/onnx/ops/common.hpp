@@ -24,13 +24,21 @@
 
 namespace onelearn::onnx {
 
+/// What Graph's fusion pass folded into a node (graph.hpp, fuse_conv_followers): the nodes
+/// that alone read its output, which then hand their input on. Only Conv takes any.
+struct Fusion {
+  bool relu = false;          ///< a Relu: the node writes relu(y)
+  bool max_pool_2x2 = false;  ///< then a 2x2 / stride 2 MaxPool without padding: pooled y
+};
+
 /// A node being run: its attributes (NodeAttributes: node(), where(), get_int, ...), the opset
 /// of its domain and its input tensors.
 class NodeContext : public NodeAttributes {
  public:
   NodeContext(const ::onnx::NodeProto& node, std::int64_t opset, std::vector<const Tensor*> inputs,
-              std::vector<Tensor*> expiring = {})
-      : NodeAttributes(node), opset_(opset), inputs_(std::move(inputs)), expiring_(std::move(expiring)) {}
+              std::vector<Tensor*> expiring = {}, Fusion fusion = {})
+      : NodeAttributes(node), opset_(opset), inputs_(std::move(inputs)),
+        expiring_(std::move(expiring)), fusion_(fusion) {}
 
   [[nodiscard]] std::int64_t opset() const noexcept { return opset_; }
   [[nodiscard]] const std::string& op() const noexcept { return node().op_type(); }
@@ -51,6 +59,10 @@ class NodeContext : public NodeAttributes {
   [[nodiscard]] Tensor* expiring_input(std::size_t i) const noexcept {
     return i < expiring_.size() ? expiring_[i] : nullptr;
   }
+
+  /// The nodes after this one that the graph folded into it (Fusion): the operator computes
+  /// their result too, and they pass their input on.
+  [[nodiscard]] const Fusion& fusion() const noexcept { return fusion_; }
 
   /// Whether output `i` is wanted by the graph (present and not the empty name).
   [[nodiscard]] bool wants_output(std::size_t i) const noexcept {
@@ -84,9 +96,17 @@ class NodeContext : public NodeAttributes {
   std::int64_t opset_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> expiring_;
+  Fusion fusion_;
 };
 
 namespace ops {
+
+/// Relu of one value (NaN gives 0): the Relu operator's and a fused Relu's (Conv), so that the
+/// fusion changes no bit.
+template <class T>
+constexpr T relu_value(T x) noexcept {
+  return x > 0 ? x : T{0};
+}
 
 /// An operator's one output. Not `return {t}`: a braced list copies its elements (they are
 /// const in the initializer_list), which for a CNN's activations was a sixth of inference.

@@ -2,6 +2,8 @@
 // Conv over 1, 2 or 3 (any number of) spatial dimensions: strides, pads, dilations, group,
 // auto_pad. Images (two spatial dimensions) run on the networks' 2-D kernels (planar.hpp);
 // otherwise each (image, group) is an im2col matrix multiplied by the group's filters (Eigen).
+// Honours ctx.fusion(): a Relu and a 2x2 MaxPool that alone read the output are computed here
+// (graph.hpp's fusion pass).
 
 #include <Eigen/Core>
 #include <cstdint>
@@ -42,6 +44,16 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
   const std::int64_t osize = product(win.out, 0, d);
   Shape out_shape{n, m};
   out_shape.insert(out_shape.end(), win.out.begin(), win.out.end());
+  const Fusion& fusion = ctx.fusion();
+  if (fusion.max_pool_2x2) {
+    // The fused MaxPool's checks, which it would make on this output.
+    if (d != 2 || win.out[0] < 2 || win.out[1] < 2) {
+      ctx.fail_shape("the MaxPool fused after it (2x2, stride 2) needs an output of two spatial "
+                     "dimensions of at least 2, found " + shape_string(out_shape));
+    }
+    out_shape[2] /= 2;
+    out_shape[3] /= 2;
+  }
   if (ctx.has_input(2) && (ctx.input(2).size() != static_cast<std::size_t>(m) ||
                            ctx.input(2).dtype() != x.dtype())) {
     ctx.fail_shape("B must have " + std::to_string(m) + " values of X's element type");
@@ -59,7 +71,8 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
     return single_output(visit_float(ctx, x, [&](auto vx) {
       using T = typename decltype(vx)::value_type;
       const T* bias = ctx.has_input(2) ? ctx.input(2).data<T>().data() : nullptr;
-      return Tensor(out_shape, planar::conv<T>(*g2, n, group, m, vx.data(), w.data<T>().data(), bias));
+      return Tensor(out_shape, planar::conv<T>(*g2, n, group, m, vx.data(), w.data<T>().data(),
+                                               bias, fusion));
     }));
   }
   // For every (kernel offset, output position): the input offset, or -1 in the padding.
@@ -105,6 +118,9 @@ inline std::vector<Tensor> conv(const NodeContext& ctx) {
           T* row = y.data() + (b * m + f) * osize;
           for (std::int64_t p = 0; p < osize; ++p) row[p] += bias[static_cast<std::size_t>(f)];
         }
+    }
+    if (fusion.relu) {
+      for (T& e : y) e = relu_value(e);
     }
     return Tensor(out_shape, std::move(y));
   }));

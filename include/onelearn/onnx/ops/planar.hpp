@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "onelearn/core/detail/parallel.hpp"
@@ -77,13 +78,96 @@ inline bool direct_applies(const WindowGeometry& g, index_t group) {
          g.pad_left + g.pad_right == (g.kw - 1) * g.dw;
 }
 
+/// Max over each window of `planes` images (the first maximum on ties, NaN where a window's
+/// first value is NaN, as the N-D form). Needs windows_touch_image(g).
+template <class T>
+std::vector<T> max_pool(const WindowGeometry& g, index_t planes, const T* x) {
+  std::vector<T> y(static_cast<std::size_t>(planes * g.out_size()));
+  onelearn::detail::for_each_chunk(planes, grain_for(planes), [&](index_t, index_t begin, index_t end) {
+    nn::detail::max_pool_values(g, end - begin, x + begin * g.in_size(), y.data() + begin * g.out_size());
+  });
+  return y;
+}
+
+template <class T>
+struct DirectConvPacket {
+  using type = typename nn::detail::DirectConv<T>::Packet;
+  static constexpr index_t lanes = nn::detail::DirectConv<T>::lanes;
+};
+
+/// One sample's output rows from the correlation's (filters x H rows of `width`, `positions`
+/// per filter): y[f, h, :W] = src + bias[f], relu'd when `relu`. Whole packets per row: a row's
+/// last packet runs past W into the next row, which is written after it; the sample's last
+/// rows, whose packets would pass its end, are scalar. (The compiler's own loops over
+/// 14- or 28-wide rows were mostly scalar: a quarter of bench/'s cnn run at batch 64.) The
+/// source must hold a packet more than the rows.
+template <class T>
+void copy_out_rows(const T* src, index_t positions, index_t width, index_t filters, index_t H,
+                   index_t W, const T* bias, bool relu, T* y) {
+  using namespace Eigen::internal;
+  using Packet = typename DirectConvPacket<T>::type;
+  constexpr index_t L = DirectConvPacket<T>::lanes;
+  const index_t span = (W + L - 1) / L * L;
+  const T* const end = y + filters * H * W;
+  const Packet zero = pset1<Packet>(T(0));
+  for (index_t f = 0; f < filters; ++f) {
+    const T shift = bias != nullptr ? bias[f] : T(0);
+    const Packet shift_packet = pset1<Packet>(shift);
+    for (index_t h = 0; h < H; ++h) {
+      const T* row = src + f * positions + h * width;
+      T* dst = y + (f * H + h) * W;
+      if (dst + span <= end) {
+        for (index_t k = 0; k < span; k += L) {
+          Packet v = padd(ploadu<Packet>(row + k), shift_packet);
+          // relu_value's rule, lane by lane: 0 < v ? v : 0 (NaN gives 0).
+          if (relu) v = pselect(pcmp_lt(zero, v), v, zero);
+          pstoreu(dst + k, v);
+        }
+      } else if (relu) {
+        for (index_t k = 0; k < W; ++k) dst[k] = relu_value(row[k] + shift);
+      } else {
+        for (index_t k = 0; k < W; ++k) dst[k] = row[k] + shift;
+      }
+    }
+  }
+}
+
+/// copy_out_rows followed by a 2x2 / stride 2 max pool (a MaxPool the graph fused into the
+/// Conv): y[f, i, j] = the pool of rows 2i and 2i+1 of src + bias[f] (relu'd when `relu`),
+/// (H / 2) x (W / 2) per filter, so the full-size output is never written. The bias and the
+/// Relu are applied to the values the pool loads (src_end: the end of src): the values are
+/// those of the separate Conv, Relu and MaxPool. (Biasing each pair of rows into a buffer
+/// first and pooling from it stalled on the loads of what had just been stored: 20% of the
+/// cnn run.)
+template <class T>
+void copy_out_pooled(const T* src, const T* src_end, index_t positions, index_t width,
+                     index_t filters, index_t H, index_t W, const T* bias, bool relu, T* y) {
+  using PV = nn::detail::PoolVector<T>;
+  const index_t OH = H / 2, OW = W / 2;
+  const T* const end = y + filters * OH * OW;
+  for (index_t f = 0; f < filters; ++f) {
+    const T shift = bias != nullptr ? bias[f] : T(0);
+    const auto prepare = [shift, relu](auto value) {
+      const auto biased = value + shift;
+      if (!relu) return biased;
+      if constexpr (std::is_same_v<std::remove_const_t<decltype(biased)>, T>) return relu_value(biased);
+      else return PV::greater_or_kept(biased, typename PV::type{});
+    };
+    for (index_t i = 0; i < OH; ++i) {
+      const T* top = src + f * positions + 2 * i * width;
+      nn::detail::max_pool_2x2_row(top, top + width, OW, src_end, y + (f * OH + i) * OW, end,
+                                   prepare);
+    }
+  }
+}
+
 /// conv for direct_applies(g, 1), as nn::Conv2D's forward: each sample's channels copied into
 /// zero-bordered planes where every kernel tap is a shifted contiguous run, the filters
 /// correlated over them in registers (no im2col matrix, no GEMM packing), the rows copied out
-/// with the bias.
+/// with the bias (and what the graph fused into the Conv: Fusion).
 template <class T>
 std::vector<T> conv_direct(const WindowGeometry& g, index_t n, index_t filters, const T* x,
-                           const T* w, const T* bias) {
+                           const T* w, const T* bias, Fusion fusion) {
   using DC = nn::detail::DirectConv<T>;
   const index_t C = g.channels, H = g.height, W = g.width;
   const index_t width = DC::plane_width(W, g.kw, g.dw);
@@ -98,27 +182,28 @@ std::vector<T> conv_direct(const WindowGeometry& g, index_t n, index_t filters, 
   std::vector<T> packed;
   nn::detail::pack_correlate_weights(w, filters, C * g.window_size(), packed);
   const index_t rows = static_cast<index_t>(packed.size()) / (C * g.window_size());
-  std::vector<T> y(static_cast<std::size_t>(n * filters * H * W));
+  const index_t sample_out = fusion.max_pool_2x2 ? filters * (H / 2) * (W / 2) : filters * H * W;
+  std::vector<T> y(static_cast<std::size_t>(n * sample_out));
   const index_t grain = grain_for(n);
   const auto chunks = static_cast<std::size_t>(onelearn::detail::chunk_count(n, grain));
   // Per chunk, allocated before the parallel loop (which must not throw): the padded planes,
   // zero where no image is ever copied, and the correlation's rows.
   std::vector<std::vector<T>> padded(chunks, std::vector<T>(static_cast<std::size_t>(C * plane), T(0)));
-  std::vector<std::vector<T>> scratch(chunks, std::vector<T>(static_cast<std::size_t>(rows * positions)));
+  // One packet more than the rows: copy_out_rows reads whole packets.
+  std::vector<std::vector<T>> scratch(
+      chunks, std::vector<T>(static_cast<std::size_t>(rows * positions + DirectConvPacket<T>::lanes)));
   onelearn::detail::for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
     T* xp = padded[static_cast<std::size_t>(chunk)].data();
     T* out = scratch[static_cast<std::size_t>(chunk)].data();
     for (index_t b = begin; b < end; ++b) {
       nn::detail::pad_planes(x + b * C * H * W, C, H, W, g.pad_top, g.pad_left, width, plane, xp);
       nn::detail::correlate(xp, offsets, packed, positions, out, positions);
-      T* yb = y.data() + b * filters * H * W;
-      for (index_t f = 0; f < filters; ++f) {
-        const T shift = bias != nullptr ? bias[f] : T(0);
-        for (index_t h = 0; h < H; ++h) {
-          const T* src = out + f * positions + h * width;
-          T* dst = yb + (f * H + h) * W;
-          for (index_t k = 0; k < W; ++k) dst[k] = src[k] + shift;
-        }
+      T* yb = y.data() + b * sample_out;
+      if (fusion.max_pool_2x2) {
+        copy_out_pooled(out, out + scratch[static_cast<std::size_t>(chunk)].size(), positions,
+                        width, filters, H, W, bias, fusion.relu, yb);
+      } else {
+        copy_out_rows(out, positions, width, filters, H, W, bias, fusion.relu, yb);
       }
     }
   });
@@ -130,11 +215,14 @@ std::vector<T> conv_direct(const WindowGeometry& g, index_t n, index_t filters, 
 /// 595-697 ms with im2col; at -O2 they lose, 9.5 against 7.7 ms a batch: build Release), else
 /// per sample and group an im2col into a per-chunk buffer (nothing when the window is 1x1 /
 /// stride 1 / unpadded) and one GEMM that adds onto the output, which holds the bias first.
-/// `bias` may be null.
+/// `bias` may be null. `fusion` (ctx.fusion()): relu(y), applied while each sample's output
+/// is still in cache, and y max-pooled 2x2 / stride 2 (the direct kernels pool each sample's
+/// rows as they are copied out; the GEMM path pools the whole output afterwards).
 template <class T>
 std::vector<T> conv(const WindowGeometry& g, index_t n, index_t group, index_t filters,
-                    const T* x, const T* w, const T* bias) {
-  if (direct_applies(g, group)) return conv_direct(g, n, filters, x, w, bias);
+                    const T* x, const T* w, const T* bias, Fusion fusion) {
+  if (direct_applies(g, group)) return conv_direct(g, n, filters, x, w, bias, fusion);
+  const bool relu = fusion.relu;
   const index_t cg = g.channels / group, mg = filters / group;
   const index_t depth = cg * g.window_size(), positions = g.out_size();
   std::vector<T> y(static_cast<std::size_t>(n * filters * positions));
@@ -158,22 +246,21 @@ std::vector<T> conv(const WindowGeometry& g, index_t n, index_t group, index_t f
                                        {identity ? image : col, depth, positions},
                                        yb + k * mg * positions, positions);
       }
+      if (relu) {
+        for (index_t i = 0; i < filters * positions; ++i) yb[i] = relu_value(yb[i]);
+      }
     }
   });
-  return y;
-}
-
-/// Max over each window of `planes` images (the first maximum on ties, NaN where a window's
-/// first value is NaN, as the N-D form). Needs windows_touch_image(g).
-template <class T>
-std::vector<T> max_pool(const WindowGeometry& g, index_t planes, const T* x) {
-  std::vector<T> y(static_cast<std::size_t>(planes * g.out_size()));
-  // The 2-D kernel records where each maximum is (nn's backward needs it); here it is scratch.
-  std::vector<index_t> where(y.size());
-  onelearn::detail::for_each_chunk(planes, grain_for(planes), [&](index_t, index_t begin, index_t end) {
-    nn::detail::max_pool_forward(g, end - begin, x + begin * g.in_size(),
-                                 y.data() + begin * g.out_size(), where.data() + begin * g.out_size());
-  });
+  if (fusion.max_pool_2x2) {
+    WindowGeometry pool;
+    pool.channels = filters;
+    pool.height = g.out_h;
+    pool.width = g.out_w;
+    pool.kh = pool.kw = pool.sh = pool.sw = 2;
+    pool.out_h = g.out_h / 2;
+    pool.out_w = g.out_w / 2;
+    return max_pool(pool, n * filters, y.data());
+  }
   return y;
 }
 
