@@ -28,6 +28,10 @@
  * uint8, bool); each operator's first input is checked against the types it registers before
  * it runs.
  *
+ * Fusion: a Conv whose output only a Relu reads, and a 2x2 / stride 2 MaxPool that alone reads
+ * the result, run as one node (the Conv computes them; the same bits as run apart). Making the
+ * intermediate value a graph output, or reading it elsewhere, keeps them apart.
+ *
  * Errors (onnx/errors.hpp), each naming the node, the op and the problem:
  * - `unsupported_error`: an operator, opset, data type or attribute value outside that list;
  * - `graph_error`: a node input nothing provides (a missing initializer), a cycle, a graph
