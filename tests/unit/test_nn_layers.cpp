@@ -867,3 +867,44 @@ TEST_CASE("nn Sequential: a small CNN on digits (1x8x8) reaches >= 0.97, determi
   CHECK(with_input.predict(d.X_test).rows() == d.X_test.rows());
   CHECK(with_input.summary().find("(None, 8, 6, 6)") != std::string::npos);
 }
+
+TEST_CASE("pad_planes: image cells copied, every other cell zero, rows narrower and wider than a packet") {
+  // pad_planes copies rows in whole packets and zeroes again the padding they ran over; an
+  // independent placement of every cell is the reference. Twice into the same buffer, as
+  // Conv2D does from one batch to the next.
+  using onelearn::index_t;
+  using DC = onelearn::nn::detail::DirectConv<float>;
+  std::mt19937 rng(3);
+  int cells = 0;
+  for (const index_t H : {1, 2, 7, 14}) {
+    for (const index_t W : {1, 3, 14, 17, 28, 33}) {
+      for (const index_t k : {1, 3, 5}) {
+        for (const index_t planes : {1, 3}) {
+          CAPTURE(H);
+          CAPTURE(W);
+          CAPTURE(k);
+          const index_t top = k / 2, left = k / 2;
+          const index_t Wp = DC::plane_width(W, k, 1), S = DC::plane_size(H, W, k, k, 1, 1);
+          std::vector<float> x(static_cast<std::size_t>(planes * H * W));
+          for (float& v : x) v = 1.f + static_cast<float>(rng() % 100);
+          std::vector<float> out(static_cast<std::size_t>(planes * S), 0.f);
+          for (int batch = 0; batch < 2; ++batch) {
+            onelearn::nn::detail::pad_planes(x.data(), planes, H, W, top, left, Wp, S, out.data());
+          }
+          int wrong = 0;
+          for (index_t p = 0; p < planes; ++p) {
+            for (index_t i = 0; i < S; ++i) {
+              const index_t r = i / Wp - top, c = i % Wp - left;
+              const bool image = i < (H + k - 1) * Wp && r >= 0 && r < H && c >= 0 && c < W;
+              const float want = image ? x[static_cast<std::size_t>(p * H * W + r * W + c)] : 0.f;
+              wrong += out[static_cast<std::size_t>(p * S + i)] != want ? 1 : 0;
+              ++cells;
+            }
+          }
+          CHECK(wrong == 0);
+        }
+      }
+    }
+  }
+  CHECK(cells > 10000);
+}
