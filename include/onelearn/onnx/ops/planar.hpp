@@ -89,12 +89,6 @@ std::vector<T> max_pool(const WindowGeometry& g, index_t planes, const T* x) {
   return y;
 }
 
-template <class T>
-struct DirectConvPacket {
-  using type = typename nn::detail::DirectConv<T>::Packet;
-  static constexpr index_t lanes = nn::detail::DirectConv<T>::lanes;
-};
-
 /// One sample's output rows from the correlation's (filters x H rows of `width`, `positions`
 /// per filter): y[f, h, :W] = src + bias[f], relu'd when `relu`. Whole packets per row: a row's
 /// last packet runs past W into the next row, which is written after it; the sample's last
@@ -105,8 +99,8 @@ template <class T>
 void copy_out_rows(const T* src, index_t positions, index_t width, index_t filters, index_t H,
                    index_t W, const T* bias, bool relu, T* y) {
   using namespace Eigen::internal;
-  using Packet = typename DirectConvPacket<T>::type;
-  constexpr index_t L = DirectConvPacket<T>::lanes;
+  using Packet = typename nn::detail::DirectConv<T>::Packet;
+  constexpr index_t L = nn::detail::DirectConv<T>::lanes;
   const index_t span = (W + L - 1) / L * L;
   const T* const end = y + filters * H * W;
   const Packet zero = pset1<Packet>(T(0));
@@ -191,7 +185,7 @@ std::vector<T> conv_direct(const WindowGeometry& g, index_t n, index_t filters, 
   std::vector<std::vector<T>> padded(chunks, std::vector<T>(static_cast<std::size_t>(C * plane), T(0)));
   // One packet more than the rows: copy_out_rows reads whole packets.
   std::vector<std::vector<T>> scratch(
-      chunks, std::vector<T>(static_cast<std::size_t>(rows * positions + DirectConvPacket<T>::lanes)));
+      chunks, std::vector<T>(static_cast<std::size_t>(rows * positions + DC::lanes)));
   onelearn::detail::for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
     T* xp = padded[static_cast<std::size_t>(chunk)].data();
     T* out = scratch[static_cast<std::size_t>(chunk)].data();
