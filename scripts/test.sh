@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds everything, runs every test (the test
 # executables built with AddressSanitizer and UndefinedBehaviorSanitizer), then fuzzes the ONNX
-# loader (510,000 inputs, at most 90 s of fuzzing) and, beside it, where nvcc is installed,
+# loader and importer (240,000 inputs, at most 180 s of fuzzing) and, beside it, where nvcc is installed,
 # builds the CUDA compute space's tests.
 #   scripts/test.sh                 everything
 #   scripts/test.sh --no-sanitize   the test executables without the sanitizers (they build in
@@ -44,7 +44,7 @@ echo "test.sh: tests took $((SECONDS - start)) s"
 # sources take 209 and 140 s), so they run side by side, the fuzz phase's output kept in a log
 # that is printed when it ends.
 
-# The ONNX loader under libFuzzer (clang's), 510,000 inputs (tests/fuzz/run_fuzz.sh): its own
+# The ONNX loader and importer under libFuzzer (clang's), 240,000 inputs (tests/fuzz/run_fuzz.sh): its own
 # build tree, since the rest is built with g++. Skipped, saying why, where clang or the ONNX
 # test data is missing.
 fuzz_phase() {

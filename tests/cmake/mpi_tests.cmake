@@ -1,9 +1,13 @@
-# The distributed tests: one executable, run by CTest under mpirun with 2 ranks and with 3
+# The distributed tests: one executable (and a small one for onnx::to_estimator, which needs
+# ONNX), run by CTest under mpirun with 2 ranks and with 3
 # (uneven shards). Every test compares the distributed fit with the fit on the concatenated data.
 file(GLOB onelearn_mpi_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/mpi/*.cpp")
 if(NOT ONELEARN_HAVE_UCX)  # the exec::ucx tests need UCX (Debian: libucx-dev)
   list(FILTER onelearn_mpi_sources EXCLUDE REGEX "/test_exec_ucx\\.cpp$")
 endif()
+# onnx::to_estimator under exec::mpi: an executable of its own (below), so that ONNX's
+# headers and definitions stay out of this one.
+list(FILTER onelearn_mpi_sources EXCLUDE REGEX "/test_onnx_import\\.cpp$")
 add_executable(onelearn_mpi_tests ${onelearn_mpi_sources})
 target_link_libraries(onelearn_mpi_tests PRIVATE onelearn_test_support onelearn::mpi)
 onelearn_test_group(onelearn_mpi_tests linear_models
@@ -38,12 +42,26 @@ endif()
 list(APPEND onelearn_mpirun_flags --mca btl_vader_single_copy_mechanism none)
 set(ONELEARN_MPIRUN_FLAGS "${onelearn_mpirun_flags}" CACHE INTERNAL "flags for mpirun in tests")
 
+if(TARGET onelearn::onnx)  # needs ONNX (libonnx-dev)
+  add_executable(onelearn_mpi_onnx_tests "${CMAKE_CURRENT_SOURCE_DIR}/mpi/main.cpp"
+                                         "${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_onnx_import.cpp")
+  target_link_libraries(onelearn_mpi_onnx_tests PRIVATE onelearn_test_support onelearn::mpi
+                                                        onelearn::onnx)
+endif()
+
 foreach(ranks 2 3)
   add_test(NAME mpi_np${ranks}
     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${ONELEARN_MPIRUN_FLAGS}
             ${MPIEXEC_PREFLAGS} $<TARGET_FILE:onelearn_mpi_tests> ${MPIEXEC_POSTFLAGS})
+  set(onelearn_mpi_ranks_tests mpi_np${ranks})
+  if(TARGET onelearn_mpi_onnx_tests)
+    add_test(NAME mpi_onnx_np${ranks}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${ONELEARN_MPIRUN_FLAGS}
+              ${MPIEXEC_PREFLAGS} $<TARGET_FILE:onelearn_mpi_onnx_tests> ${MPIEXEC_POSTFLAGS})
+    list(APPEND onelearn_mpi_ranks_tests mpi_onnx_np${ranks})
+  endif()
   # A distributed bug shows up as a hang: the timeout turns it into a failure.
-  set_tests_properties(mpi_np${ranks} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS ${ranks})
+  set_tests_properties(${onelearn_mpi_ranks_tests} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS ${ranks})
   # One thread per rank: ranks x OpenMP threads beyond the cores makes spinning threads wait
   # for descheduled ones. The unit tests run the threaded kernels.
   set(onelearn_mpi_env OMP_NUM_THREADS=1)
@@ -52,7 +70,7 @@ foreach(ranks 2 3)
     # leaks of ours. Address and undefined-behaviour checks stay on.
     list(APPEND onelearn_mpi_env ASAN_OPTIONS=detect_leaks=0)
   endif()
-  set_tests_properties(mpi_np${ranks} PROPERTIES ENVIRONMENT "${onelearn_mpi_env}")
+  set_tests_properties(${onelearn_mpi_ranks_tests} PROPERTIES ENVIRONMENT "${onelearn_mpi_env}")
 endforeach()
 
 # exec::mpi's default on a timeout ends the process: a program of its own, which passes when

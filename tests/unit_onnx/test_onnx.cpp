@@ -903,6 +903,66 @@ TEST_CASE("ONNX-ML feature transforms equal onnxruntime's" *
   }
 }
 
+TEST_CASE("TreeEnsembleRegressor with *_as_tensor attributes compares in double, as onnxruntime") {
+  // One split at 0.1 (no float holds it) with double thresholds, weights and base value:
+  // 0.1 and below go left (1 + 0.5), its next double and float32's 0.1 (above it) go right
+  // (2 + 0.5). Compared in float32, all four rows would go left.
+  ModelBuilder b(17, 3);
+  b.input("X", {-1, 1}, ::onnx::TensorProto::DOUBLE);
+  auto& tree = b.node("TreeEnsembleRegressor", {"X"}, {"Y"}, "tree", "ai.onnx.ml");
+  const auto set_doubles = [&](const std::string& name, const std::vector<double>& values) {
+    auto* a = tree.add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = ox::tensor_to_proto(
+        Tensor({static_cast<std::int64_t>(values.size())}, std::vector<double>(values)), "");
+  };
+  set_ints(tree, "nodes_treeids", {0, 0, 0});
+  set_ints(tree, "nodes_nodeids", {0, 1, 2});
+  set_ints(tree, "nodes_featureids", {0, 0, 0});
+  tree.add_attribute()->CopyFrom([] {
+    ::onnx::AttributeProto a;
+    a.set_name("nodes_modes");
+    a.set_type(::onnx::AttributeProto::STRINGS);
+    for (const char* m : {"BRANCH_LEQ", "LEAF", "LEAF"}) a.add_strings(m);
+    return a;
+  }());
+  set_ints(tree, "nodes_truenodeids", {1, 0, 0});
+  set_ints(tree, "nodes_falsenodeids", {2, 0, 0});
+  set_doubles("nodes_values_as_tensor", {0.1, 0, 0});
+  set_ints(tree, "target_treeids", {0, 0});
+  set_ints(tree, "target_nodeids", {1, 2});
+  set_ints(tree, "target_ids", {0, 0});
+  set_doubles("target_weights_as_tensor", {1, 2});
+  set_doubles("base_values_as_tensor", {0.5});
+  set_int(tree, "n_targets", 1);
+  b.output("Y");
+  const std::vector<double> x{0.1, std::nextafter(0.1, 1.0), static_cast<double>(0.1f), 0.0999999};
+  const std::vector<double> expected{1.5, 2.5, 2.5, 1.5};
+  const auto out = b.graph().run({Tensor({4, 1}, std::vector<double>(x))});
+  CHECK(out[0].dtype() == ox::DataType::float32);  // the operator's output type
+  check_values(out[0], {4, 1}, expected, 1e-12);
+  if (!onelearn::test::onnxruntime_unavailable().empty()) {
+    MESSAGE("SKIPPED the onnxruntime half: ", onelearn::test::onnxruntime_unavailable());
+    return;
+  }
+  namespace fs = std::filesystem;
+  const fs::path dir = onelearn::test::scratch_dir("onelearn_onnx_ml");
+  {
+    std::ofstream model(dir / "tree_as_tensor.onnx", std::ios::binary);
+    REQUIRE(b.proto().SerializeToOstream(&model));
+  }
+  nlohmann::json input;
+  input["X"] = {{"dims", {4, 1}}, {"type", "float64"}, {"data", x}};
+  std::ofstream(dir / "tree_as_tensor.json") << input.dump();
+  using onelearn::test::quoted;
+  const auto [status, text] = onelearn::test::run_command(
+      onelearn::test::node_command() + " " + quoted(onelearn::test::runner_script().string()) + " " +
+      quoted((dir / "tree_as_tensor.onnx").string()) + " " + quoted((dir / "tree_as_tensor.json").string()));
+  REQUIRE_MESSAGE(status == 0, text);
+  CHECK(nlohmann::json::parse(text).at(0).at("Y").at("data").get<std::vector<double>>() == expected);
+}
+
 TEST_CASE("ONNX-ML binary LinearClassifier: one score column, labels by its sign") {
   ModelBuilder b(17, 1);
   b.input("X", {-1, 1});

@@ -7,8 +7,9 @@
 // graph against the double model. The reference input
 // is X rounded to float32 and back, so only the model's own float32 rounding is measured.
 // Every model is exported a second time in float64 (ExportOptions), read the same input as
-// double, and must agree within 1e-12 relative; the trees and boosting refuse float64
-// (unsupported_error), and the test names exactly those.
+// double, and must agree within 1e-12 relative (the trees and boosting as walks in plain
+// operators: onnx/export/tree_walk.hpp). Inputs in double that float32 cannot hold, next to
+// the trees' thresholds, check that a float64 walk splits as the model does.
 // Models fitted in a compute space (Thrust's sequential system, where Thrust is installed)
 // export as the host's do: three cases, each against its own predictions.
 // "Relative" is to the largest magnitude of the output column (at least 1): the rounding of
@@ -65,7 +66,7 @@ struct ExportCase {
   double tolerance = 1e-5;  // relative to the column's scale
   ::onnx::ModelProto proto;
   fs::path path;
-  Matrix<float> X;                                 // the graph's input
+  Matrix<double> X;                                // the graph's input (float32 values in float32)
   std::map<std::string, Matrix<double>> expected;  // output name -> values (labels as double)
   std::string json_input;                          // X for run_onnxruntime.js
 };
@@ -84,18 +85,18 @@ Matrix<double> as_double(const M& m) {
   return m.template cast<double>();
 }
 
-std::string to_json_input(const Matrix<float>& X, ox::Precision precision) {
+std::string to_json_input(const Matrix<double>& X, ox::Precision precision) {
   nlohmann::json j;
   j["X"]["dims"] = {X.rows(), X.cols()};
   j["X"]["type"] = precision == ox::Precision::float64 ? "float64" : "float32";
-  std::vector<float> data(X.data(), X.data() + X.size());  // row-major
+  std::vector<double> data(X.data(), X.data() + X.size());  // row-major, printed to round trip
   j["X"]["data"] = data;
   return j.dump();
 }
 
 /// Exports `model` with to_proto and save in `precision`, and records the expected outputs.
-template <class M>
-ExportCase make_case(const std::string& name, const M& model, const Matrix<float>& X,
+template <class M, class D>
+ExportCase make_case(const std::string& name, const M& model, const Eigen::MatrixBase<D>& X,
                      std::map<std::string, Matrix<double>> expected,
                      ox::Precision precision = ox::Precision::float32) {
   ExportCase c;
@@ -105,33 +106,22 @@ ExportCase make_case(const std::string& name, const M& model, const Matrix<float
   c.proto = ox::to_proto(model, {.precision = precision});
   c.path = work_dir() / (name + ".onnx");
   ox::save(model, c.path, {.precision = precision});
-  c.X = X;
+  c.X = X.template cast<double>();
   c.expected = std::move(expected);
-  c.json_input = to_json_input(X, precision);
+  c.json_input = to_json_input(c.X, precision);
   return c;
 }
 
-/// The models that refused a float64 export (unsupported_error), by case name.
-std::vector<std::string>& float32_only() {
-  static std::vector<std::string> names;
-  return names;
-}
-
-/// The float32 case, then, unless `model` refuses float64, the float64 case "<name>_float64"
-/// on the same input (float32 values, read as double) with the same expected outputs, within
-/// `float64_tolerance` (1e-5 for a float model: its own predictions carry float rounding).
-template <class M>
+/// The float32 case, then the float64 case "<name>_float64" on the same input (float32
+/// values, read as double) with the same expected outputs, within `float64_tolerance` (1e-5
+/// for a float model: its own predictions carry float rounding).
+template <class M, class D>
 void add_cases(std::vector<ExportCase>& out, const std::string& name, const M& model,
-               const Matrix<float>& X, const std::map<std::string, Matrix<double>>& expected,
+               const Eigen::MatrixBase<D>& X, const std::map<std::string, Matrix<double>>& expected,
                double float64_tolerance = 1e-12) {
   out.push_back(make_case(name, model, X, expected));
-  try {
-    out.push_back(make_case(name + "_float64", model, X, expected, ox::Precision::float64));
-    out.back().tolerance = float64_tolerance;
-  } catch (const ox::unsupported_error& e) {
-    CHECK_MESSAGE(e.kind() == ox::unsupported_kind::data_type, name, ": ", e.what());
-    float32_only().push_back(name);
-  }
+  out.push_back(make_case(name + "_float64", model, X, expected, ox::Precision::float64));
+  out.back().tolerance = float64_tolerance;
 }
 
 /// The largest error seen, as a share of the column's scale, and where.
@@ -328,6 +318,71 @@ const std::vector<ExportCase>& all_cases() {
       categorical.fit(X, iris.y_train);
       CHECK_THROWS_WITH_AS((void)ox::to_proto(categorical), doctest::Contains("categorical splits"),
                            ox::unsupported_error);
+      CHECK_THROWS_WITH_AS((void)ox::to_proto(categorical, {.precision = ox::Precision::float64}),
+                           doctest::Contains("categorical splits"), ox::unsupported_error);
+    }
+    {
+      // Missing values: NaN goes where each split learned it goes, in both precisions.
+      const auto with_missing = [](Matrix<double> X) {
+        for (index_t i = 0; i < X.rows(); ++i) {
+          if (i % 4 == 1) X(i, 2) = std::numeric_limits<double>::quiet_NaN();
+          if (i % 7 == 3) X(i, 8) = std::numeric_limits<double>::quiet_NaN();
+        }
+        return X;
+      };
+      ensemble::HistGradientBoostingRegressor<double> model({.max_iter = 20, .early_stopping = "false"});
+      model.fit(with_missing(diabetes.X_train), diabetes.y_train);
+      const Matrix<double> x = with_missing(diab_x);
+      add_cases(out, "hist_gradient_boosting_regressor_missing", model, x,
+                {{"variable", column(model.predict(x))}});
+    }
+    {
+      // Double inputs float32 cannot hold, at and next to every split's threshold: a float64
+      // walk must split them as the model does (the decision trees round the feature to float32
+      // first, histogram boosting compares the double).
+      const auto near_thresholds = [](const Matrix<double>& rows, const auto& splits) {
+        std::vector<std::pair<std::int64_t, double>> tests;  // (feature, value)
+        splits([&](std::int64_t f, double t) {
+          if (!std::isfinite(t)) return;  // boosting's "every value left" split: no neighbours
+          const double up = std::nextafter(t, std::numeric_limits<double>::infinity());
+          const double down = std::nextafter(t, -std::numeric_limits<double>::infinity());
+          for (const double v : {t, up, down, t + 1e-9 * std::max(std::abs(t), 1.0),
+                                 static_cast<double>(static_cast<float>(t))})
+            tests.emplace_back(f, v);
+        });
+        Matrix<double> X(static_cast<index_t>(tests.size()), rows.cols());
+        for (std::size_t i = 0; i < tests.size(); ++i) {
+          const auto r = static_cast<index_t>(i);
+          X.row(r) = rows.row(r % rows.rows());
+          X(r, static_cast<index_t>(tests[i].first)) = tests[i].second;
+        }
+        return X;
+      };
+      tree::DecisionTreeClassifier<double> tree({.max_depth = 5});
+      tree.fit(iris.X_train, iris.y_train);
+      const Matrix<double> xt = near_thresholds(iris.X_test, [&](auto add) {
+        const auto& t = tree.tree();
+        for (index_t node = 0; node < t.node_count(); ++node) {
+          if (!t.is_leaf(node)) {
+            add(t.feature[static_cast<std::size_t>(node)], t.threshold[static_cast<std::size_t>(node)]);
+          }
+        }
+      });
+      out.push_back(make_case("decision_tree_near_thresholds_float64", tree, xt,
+                              {{"label", column(tree.predict(xt))},
+                               {"probabilities", as_double(tree.predict_proba(xt))}},
+                              ox::Precision::float64));
+      ensemble::HistGradientBoostingRegressor<double> boost({.max_iter = 10, .early_stopping = "false"});
+      boost.fit(diabetes.X_train, diabetes.y_train);
+      const Matrix<double> xb = near_thresholds(diabetes.X_test, [&](auto add) {
+        for (const auto& iteration : boost.trees()) {
+          for (const auto& n : iteration[0].nodes) {
+            if (!n.is_leaf) add(n.feature, n.threshold);
+          }
+        }
+      });
+      out.push_back(make_case("hist_gradient_boosting_near_thresholds_float64", boost, xb,
+                              {{"variable", column(boost.predict(xb))}}, ox::Precision::float64));
     }
     regression("hist_gradient_boosting_regressor",
                ensemble::HistGradientBoostingRegressor<double>({.max_iter = 30, .early_stopping = "false"})
@@ -456,6 +511,17 @@ const std::vector<ExportCase>& all_cases() {
                               {{"label", column(pipe.predict(iris_x))},
                                {"scores", as_double(pipe.transform(iris_x))}});
     }
+    {
+      // Trees after a scaler: float64 only (a float32 scaler moves rows across thresholds).
+      auto pipe = pipeline::make_pipeline(
+          preprocessing::StandardScaler<double>(),
+          ensemble::HistGradientBoostingClassifier<double>({.max_iter = 10, .early_stopping = "false"}));
+      pipe.fit(iris.X_train, iris.y_train);
+      out.push_back(make_case("pipeline_scaler_boosting_float64", pipe, iris_x,
+                              {{"label", column(pipe.predict(iris_x))},
+                               {"probabilities", as_double(pipe.predict_proba(iris_x))}},
+                              ox::Precision::float64));
+    }
 #if defined(ONELEARN_SPACE_HAVE_THRUST)
     {
       using space::thrust_cpp;
@@ -517,19 +583,14 @@ void check_outputs(const ExportCase& c, const RuntimeOutputs& got, const std::st
 
 TEST_CASE("ONNX export: every model passes check_model (full) and round-trips through onnx::load") {
   const auto& cases = all_cases();
-  // 52 models in float32 (55 with the three fitted in a space), and again in float64 but for
-  // the 8 trees and boosting models.
+  // 53 models in float32 (56 with the three fitted in a space), each again in float64, two
+  // float64 models on inputs next to their thresholds and a float64 pipeline ending in trees.
 #if defined(ONELEARN_SPACE_HAVE_THRUST)
   constexpr std::size_t in_space = 3;
 #else
   constexpr std::size_t in_space = 0;
 #endif
-  CHECK(cases.size() == 52 + 44 + 2 * in_space);
-  CHECK(float32_only() == std::vector<std::string>{
-                              "decision_tree_classifier", "random_forest_classifier",
-                              "extra_trees_classifier_binary", "hist_gradient_boosting_classifier",
-                              "hist_gradient_boosting_binary", "hist_gradient_boosting_regressor",
-                              "decision_tree_regressor", "random_forest_regressor"});
+  CHECK(cases.size() == 2 * (53 + in_space) + 3);
   LargestByPrecision largest;
   for (const ExportCase& c : cases) {
     INFO(c.name);
@@ -537,12 +598,15 @@ TEST_CASE("ONNX export: every model passes check_model (full) and round-trips th
     // The saved file is the serialised to_proto.
     const ::onnx::ModelProto saved = ox::read_model_proto(c.path);
     CHECK(saved.SerializeAsString() == c.proto.SerializeAsString());
-    // Every real value of a float64 model is double: input, initializers, outputs.
+    // Every real value of a float64 model is double: input, initializers, outputs (the others
+    // are int64 indices and the trees' bool missing-value directions).
     const std::int32_t real = c.precision == ox::Precision::float64 ? ::onnx::TensorProto::DOUBLE
                                                                      : ::onnx::TensorProto::FLOAT;
     CHECK(c.proto.graph().input(0).type().tensor_type().elem_type() == real);
     for (const auto& init : c.proto.graph().initializer()) {
-      if (init.data_type() != ::onnx::TensorProto::INT64) CHECK_MESSAGE(init.data_type() == real, init.name());
+      if (init.data_type() != ::onnx::TensorProto::INT64 && init.data_type() != ::onnx::TensorProto::BOOL) {
+        CHECK_MESSAGE(init.data_type() == real, init.name());
+      }
     }
     for (const auto& out : c.proto.graph().output()) {
       if (out.name() != "label") CHECK_MESSAGE(out.type().tensor_type().elem_type() == real, out.name());
@@ -677,11 +741,6 @@ TEST_CASE("ONNX export errors: not fitted, not exportable, unwritable path") {
     const auto y = g.run({ox::Tensor({2, 1}, std::vector<double>{1.0, 1.0 + 1e-12})})[0].to_vector<double>();
     CHECK(y == std::vector<double>{1, 0, 0, 0, 1, 0});
   }
-  // The trees have no float64 form in ai.onnx.ml opset 3.
-  tree::DecisionTreeRegressor<double> tree({.max_depth = 2});
-  tree.fit(diabetes.X_train, diabetes.y_train);
-  CHECK_THROWS_WITH_AS(ox::to_proto(tree, {.precision = ox::Precision::float64}),
-                       doctest::Contains("float32 only"), ox::unsupported_error);
   // Text columns have no float32 input to read: not Exportable.
   static_assert(!ox::Exportable<preprocessing::OneHotEncoder<std::string>>);
 

@@ -1263,6 +1263,50 @@ TEST_CASE("onnx import: trees and forests round trip (iris, diabetes)") {
     CHECK(forest_back.estimators().size() == 5);
   }
   {
+    // Float64 files (the trees walked in plain operators) bring the thresholds and leaf values
+    // back in double: the same splits and predictions on rows float32 cannot hold.
+    const ox::ExportOptions whole{.precision = ox::Precision::float64};
+    tr::DecisionTreeClassifier<double> tree({.max_depth = 4});
+    tree.fit(iris.X_train, iris.y_train);
+    const auto back = ox::to_estimator<tr::DecisionTreeClassifier<double>>(ox::to_proto(tree, whole));
+    CHECK(back.node_count() == tree.node_count());
+    CHECK(back.tree().threshold == tree.tree().threshold);
+    CHECK(back.tree().feature == tree.tree().feature);
+    CHECK(back.apply(iris.X_test) == tree.apply(iris.X_test));
+    CHECK(back.predict(iris.X_test) == tree.predict(iris.X_test));
+    CHECK((back.predict_proba(iris.X_test) - tree.predict_proba(iris.X_test)).cwiseAbs().maxCoeff() <= 1e-15);
+    en::ExtraTreesClassifier<double> extra({.n_estimators = 4, .random_state = 5});
+    extra.fit(iris.X_train, iris.y_train);
+    const auto extra_back = ox::to_estimator<en::ExtraTreesClassifier<double>>(ox::to_proto(extra, whole));
+    CHECK(extra_back.estimators().size() == 4);
+    CHECK(extra_back.predict(iris.X_test) == extra.predict(iris.X_test));
+    CHECK((extra_back.predict_proba(iris.X_test) - extra.predict_proba(iris.X_test)).cwiseAbs().maxCoeff() <=
+          1e-15);
+    en::RandomForestRegressor<double> forest({.n_estimators = 5, .max_depth = 6, .random_state = 1});
+    forest.fit(diabetes.X_train, diabetes.y_train);
+    const auto forest_back = ox::to_estimator<en::RandomForestRegressor<double>>(ox::to_proto(forest, whole));
+    CHECK(forest_back.predict(diabetes.X_test) == forest.predict(diabetes.X_test));
+    tr::DecisionTreeRegressor<double> single({.max_depth = 5});
+    single.fit(diabetes.X_train, diabetes.y_train);
+    CHECK(ox::to_estimator<tr::DecisionTreeRegressor<double>>(ox::to_proto(single, whole))
+              .predict(diabetes.X_test) == single.predict(diabetes.X_test));
+    // A walk cut short (a step removed) no longer reaches the deepest leaves: refused.
+    ::onnx::ModelProto cut = ox::to_proto(single, whole);
+    auto* nodes = cut.mutable_graph()->mutable_node();
+    int last_where = -1;
+    for (int i = 0; i < nodes->size(); ++i)
+      if (nodes->Get(i).op_type() == "Where") last_where = i;
+    REQUIRE(last_where > 0);
+    // The leaf values read the walk's second-to-last position instead of its last.
+    const std::string last = nodes->Get(last_where).output(0);
+    const std::string before = nodes->Get(last_where - 1).input(1);
+    for (auto& n : *nodes)
+      for (auto& in : *n.mutable_input())
+        if (in == last) in = before;
+    CHECK_THROWS_WITH_AS((void)ox::to_estimator<tr::DecisionTreeRegressor<double>>(cut),
+                         doctest::Contains("the walk takes"), ox::graph_error);
+  }
+  {
     // A boosted ensemble (base values, LOGISTIC) is not a forest.
     en::HistGradientBoostingClassifier<double> gbdt({.max_iter = 3, .early_stopping = "false"});
     const Labels y2 = iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t { return v == 1 ? 1 : 0; });
@@ -1410,6 +1454,47 @@ TEST_CASE("onnx import: histogram gradient boosting round trip (iris, diabetes w
     CHECK_THROWS_WITH_AS(
         (void)ox::to_estimator<en::HistGradientBoostingClassifier<double>>(ox::to_proto(forest)),
         doctest::Contains("expected post_transform LOGISTIC"), ox::graph_error);
+    CHECK_THROWS_WITH_AS(
+        (void)ox::to_estimator<en::HistGradientBoostingClassifier<double>>(
+            ox::to_proto(forest, {.precision = ox::Precision::float64})),
+        doctest::Contains("expected post_transform LOGISTIC"), ox::graph_error);
+  }
+  {
+    // Float64 files: thresholds, leaf values and baseline come back in double, so the imported
+    // model predicts the same bits, NaN and rows float32 cannot hold included.
+    const ox::ExportOptions whole{.precision = ox::Precision::float64};
+    const Matrix<double> xn = with_missing(diabetes.X_test);
+    en::HistGradientBoostingRegressor<double> model({.max_iter = 25, .early_stopping = "false"});
+    model.fit(with_missing(diabetes.X_train), diabetes.y_train);
+    const auto back = ox::to_estimator<en::HistGradientBoostingRegressor<double>>(ox::to_proto(model, whole));
+    CHECK(back.n_iter() == model.n_iter());
+    CHECK(back.baseline() == model.baseline());
+    CHECK(back.predict(xn) == model.predict(xn));
+    const Matrix<double> xw = with_missing(iris.X_test);
+    for (const bool binary : {false, true}) {
+      CAPTURE(binary);
+      const Labels y = binary ? Labels(iris.y_train.unaryExpr([](std::int64_t v) -> std::int64_t {
+        return v == 2 ? 7 : 1;
+      }))
+                              : iris.y_train;
+      en::HistGradientBoostingClassifier<double> clf({.max_iter = 12, .early_stopping = "false"});
+      clf.fit(with_missing(iris.X_train), y);
+      const auto clf_back =
+          ox::to_estimator<en::HistGradientBoostingClassifier<double>>(ox::to_proto(clf, whole));
+      CHECK(clf_back.classes() == clf.classes());
+      CHECK(clf_back.n_trees_per_iteration() == clf.n_trees_per_iteration());
+      CHECK(clf_back.baseline() == clf.baseline());
+      CHECK(clf_back.decision_function(xw) == clf.decision_function(xw));
+      CHECK(clf_back.predict(xw) == clf.predict(xw));
+    }
+    // After a scaler, in a pipeline: the walk reads the scaler's output.
+    auto pipe = onelearn::pipeline::make_pipeline(
+        StandardScaler<double>(), en::HistGradientBoostingClassifier<double>({.max_iter = 8, .early_stopping = "false"}));
+    pipe.fit(iris.X_train, iris.y_train);
+    const auto pipe_back = ox::to_estimator<decltype(pipe)>(ox::to_proto(pipe, whole));
+    CHECK(pipe_back.template step<1>().baseline() == pipe.template step<1>().baseline());
+    CHECK(pipe_back.predict(iris.X_test) == pipe.predict(iris.X_test));
+    CHECK((pipe_back.predict_proba(iris.X_test) - pipe.predict_proba(iris.X_test)).cwiseAbs().maxCoeff() <= 1e-12);
   }
 }
 

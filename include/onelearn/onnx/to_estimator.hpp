@@ -47,10 +47,14 @@
  *   BRANCH_LEQ splits, post_transform NONE, no base values, as skl2onnx and onelearn write them
  *   (layouts in onnx/detail/tree_ensemble_reader.hpp); one tree for a DecisionTree*. The
  *   impurities and sample counts are not in the file: feature_importances() are all 0.
+ *   Float64 files (the trees walked in plain operators, onnx/export/tree_walk.hpp) are folded
+ *   back into that node first (onnx/detail/tree_walk_fold.hpp): thresholds and leaf values
+ *   come back in double.
  * - `ensemble::HistGradientBoostingClassifier<T>`, `HistGradientBoostingRegressor<T>`: one
  *   TreeEnsembleClassifier (post_transform LOGISTIC for two classes, SOFTMAX for more) or
  *   TreeEnsembleRegressor (SUM) with base_values, as skl2onnx and onelearn write them (layouts
- *   in onnx/detail/boosting_reader.hpp). Leaf values and thresholds come back as float;
+ *   in onnx/detail/boosting_reader.hpp). Leaf values and thresholds come back as float
+ *   (float64 files, the trees walked in plain operators: in double, and the baseline too);
  *   bin_thresholds(), train_score() and validation_score() are empty.
  * - `neighbors::KNeighborsClassifier<T>`, `KNeighborsRegressor<T>`: the plain-operator graph
  *   onnx/export/neighbors.hpp writes (read in onnx/detail/neighbors_reader.hpp): its training
@@ -146,14 +150,17 @@
  *                      op than E needs (kind op), string class labels (kind data_type), a
  *                      post_transform, targets count, Normalizer norm or Scaler scale that E
  *                      cannot express (kind attribute)
- *   graph_error        not one chain (several graph inputs, branches, a node reading neither
- *                      the input nor a model output), a wrong number of model nodes, a missing
- *                      classlabels_ints, an attribute of the wrong type, ZipMap labels that
- *                      differ from the classifier's, values E rejects (NaN, duplicate labels)
+ *   graph_error        a node with more or fewer inputs or outputs than its operator's
+ *                      schema allows, not one chain (several graph inputs, branches, a node
+ *                      reading neither the input nor a model output), a wrong number of
+ *                      model nodes, a missing classlabels_ints, an attribute of the wrong type,
+ *                      ZipMap labels that differ from the classifier's, values E rejects (NaN,
+ *                      duplicate labels)
  *   onelearn::shape_error  coefficient, intercept, offset or scale counts that disagree with
  *                      each other, with the number of classes, with the graph input's declared
  *                      width or with the previous step
  *   format_error, io_error  (from a path) a file that cannot be read or parsed
+ *   invalid_argument   (with an execution policy) ranks given different models, on every rank
  *
  * Needs ONNX_ML=1 and ONNX_NAMESPACE=onnx and links onnx_proto and protobuf (the target
  * onelearn::onnx).
@@ -194,10 +201,12 @@
 #include "onelearn/onnx/detail/graph_segments.hpp"
 #include "onelearn/onnx/detail/k_means_reader.hpp"
 #include "onelearn/onnx/detail/neighbors_reader.hpp"
+#include "onelearn/onnx/detail/node_arity.hpp"
 #include "onelearn/onnx/detail/pca_reader.hpp"
 #include "onelearn/onnx/detail/skl2onnx_naive_bayes_reader.hpp"
 #include "onelearn/onnx/detail/transform_reader.hpp"
 #include "onelearn/onnx/detail/tree_ensemble_reader.hpp"
+#include "onelearn/onnx/detail/tree_walk_fold.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/load.hpp"
@@ -587,8 +596,8 @@ E import_regressor(const ImportStep& s, Exec exec) {
     import_unsupported(s.node, s.target, unsupported_kind::attribute, "post_transform " + post,
                        "unsupported post_transform " + post + " (expected NONE)");
   }
-  const std::vector<double> coef = attribute_reals(ctx, "coefficients");
-  const std::vector<double> intercepts = attribute_reals(ctx, "intercepts");
+  const std::vector<double> coef = ctx.get_reals("coefficients");
+  const std::vector<double> intercepts = ctx.get_reals("intercepts");
   if (coef.empty()) import_fail_shape(s.node, s.target, "attribute 'coefficients' is empty");
   if (s.features >= 0 && static_cast<std::int64_t>(coef.size()) != s.features) {
     import_fail_shape(s.node, s.target,
@@ -642,8 +651,8 @@ inline LinearScores import_linear_scores(const ImportStep& s) {
         s.node, s.target,
         "attribute 'classlabels_ints' must list at least 2 labels, found " + std::to_string(k));
   }
-  const std::vector<double> coef = attribute_reals(ctx, "coefficients");
-  const std::vector<double> intercepts = attribute_reals(ctx, "intercepts");
+  const std::vector<double> coef = ctx.get_reals("coefficients");
+  const std::vector<double> intercepts = ctx.get_reals("intercepts");
   // Score rows: one per intercept; without intercepts, from the input's width, else k.
   std::size_t rows = intercepts.size();
   if (rows == 0) {
@@ -813,8 +822,8 @@ struct ScalerValues {
 inline ScalerValues import_scaler_values(const ImportStep& s) {
   import_expect_op(s, "Scaler");
   const NodeAttributes ctx = import_context(s.node);
-  const std::vector<double> offset = attribute_reals(ctx, "offset");
-  const std::vector<double> scale = attribute_reals(ctx, "scale");
+  const std::vector<double> offset = ctx.get_reals("offset");
+  const std::vector<double> scale = ctx.get_reals("scale");
   if (offset.size() > 1 && scale.size() > 1 && offset.size() != scale.size()) {
     import_fail_shape(s.node, s.target,
                       "offset has " + std::to_string(offset.size()) + " values, scale " +
@@ -1592,8 +1601,9 @@ inline const std::map<std::string, std::string>* import_metadata_params(
 template <class E>
 E import_chain_single(const ::onnx::ModelProto& model, typename importer<E>::exec_type exec) {
   constexpr std::string_view name = importer<E>::name;
-  // (float64 files: their plain-operator layouts folded into the ai.onnx.ml nodes first)
-  const ::onnx::ModelProto folded = fold_float64_layouts(model);
+  // (float64 files: their plain-operator layouts and tree walks folded into the ai.onnx.ml
+  // nodes first)
+  const ::onnx::ModelProto folded = fold_float64_layouts(fold_tree_walks(model));
   const ImportChain chain = import_chain(folded, name);
   if (chain.steps.size() != 1) {
     throw graph_error("onnx: onnx::to_estimator<" + std::string(name) +
@@ -1730,7 +1740,7 @@ struct importer<pipeline::Pipeline<S...>> {
   /// Every step one ai.onnx.ml node: the chain of model nodes, one per step.
   static void read_chain(const ::onnx::ModelProto& model, const std::array<std::string, N>& names,
                          Parts& parts) {
-    const ::onnx::ModelProto folded = fold_float64_layouts(model);
+    const ::onnx::ModelProto folded = fold_float64_layouts(fold_tree_walks(model));
     const ImportChain chain = import_chain(folded, name);
     if (chain.steps.size() != N) {
       throw graph_error("onnx: onnx::to_estimator<Pipeline>: expected " + std::to_string(N) +
@@ -1860,6 +1870,7 @@ concept Importable = detail::importer<E>::supported;
 /// The fitted estimator E that `model` describes (see the top of this header).
 template <Importable E>
 E to_estimator(const ::onnx::ModelProto& model) {
+  detail::check_node_arity(model);
   if constexpr (requires { E::n_steps; }) {
     return detail::importer<E>::read(model);
   } else {
@@ -1867,10 +1878,36 @@ E to_estimator(const ::onnx::ModelProto& model) {
   }
 }
 
+namespace detail {
+
+/// Every rank holds the same model (its bytes' digest and size), or invalid_argument on every
+/// rank naming each rank's: the one collective before an import whose errors then arise alike
+/// on every rank.
+template <exec::ExecutionPolicy Exec>
+void check_same_model(const Exec& exec, const ::onnx::ModelProto& model) {
+  const std::string bytes = model.SerializeAsString();
+  std::uint64_t digest = 14695981039346656037ULL;  // FNV-1a
+  for (const char c : bytes) {
+    digest = (digest ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(digest));
+  exec.check_same_values("onnx::to_estimator",
+                         std::array{exec::NamedValue{"model", std::to_string(bytes.size()) +
+                                                                  " bytes, digest " + hex}});
+}
+
+}  // namespace detail
+
 /// The same with an execution policy (exec::mpi{comm}): every rank reads the same file and
-/// holds the same model.
+/// holds the same model. The ranks first check that they were given the same model: a rank
+/// with another file or a damaged copy is an invalid_argument on every rank (naming each
+/// rank's model by size and digest), so that no rank imports while another waits; the
+/// import's own errors then arise alike on every rank.
 template <Importable E, exec::ExecutionPolicy Exec>
 requires(!requires { E::n_steps; }) E to_estimator(const ::onnx::ModelProto& model, Exec exec) {
+  detail::check_same_model(exec, model);
+  detail::check_node_arity(model);
   return detail::import_single<E>(model, std::move(exec));
 }
 

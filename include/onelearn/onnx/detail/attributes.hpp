@@ -5,11 +5,13 @@
 // onnx::to_estimator. An attribute that is absent gives the caller's fallback; one of another
 // type is a graph_error naming the node ("onnx: node 'conv1' (Conv): attribute 'group' must be
 // an int"). An attribute whose type is not set (UNDEFINED, as some hand-built graphs leave it)
-// is read as the type asked for.
+// is read as the type asked for. get_reals reads a real list in double where the node holds it
+// as "<name>_as_tensor" (ai.onnx.ml opset 3's double thresholds, leaf weights and base values).
 
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +79,45 @@ class NodeAttributes {
     if (a == nullptr) return {};
     expect(*a, ::onnx::AttributeProto::FLOATS, "a list of floats");
     return std::vector<float>(a->floats().begin(), a->floats().end());
+  }
+
+  /// The values of a real-list attribute: "<name>_as_tensor" (a 1-d DOUBLE or FLOAT tensor,
+  /// values listed or raw little-endian bytes) when the node has it, else the float list
+  /// "<name>"; empty when neither is present.
+  [[nodiscard]] std::vector<double> get_reals(const std::string& name) const {
+    const auto* a = attribute(name + "_as_tensor");
+    if (a == nullptr) {
+      const std::vector<float> values = get_floats(name);
+      return {values.begin(), values.end()};
+    }
+    expect(*a, ::onnx::AttributeProto::TENSOR, "a tensor");
+    const ::onnx::TensorProto& t = a->t();
+    const bool is_double = t.data_type() == ::onnx::TensorProto::DOUBLE;
+    if (!is_double && t.data_type() != ::onnx::TensorProto::FLOAT) {
+      fail("attribute '" + a->name() + "' must hold float or double values, found element type " +
+           std::to_string(t.data_type()));
+    }
+    if (t.has_raw_data()) {
+      const std::string& bytes = t.raw_data();
+      const std::size_t width = is_double ? sizeof(double) : sizeof(float);
+      if (bytes.size() % width != 0) {
+        fail("attribute '" + a->name() + "' has " + std::to_string(bytes.size()) +
+             " raw bytes, not a whole number of " + std::to_string(width) + "-byte values");
+      }
+      std::vector<double> values(bytes.size() / width);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (is_double) {
+          std::memcpy(&values[i], bytes.data() + i * width, width);
+        } else {
+          float f = 0;
+          std::memcpy(&f, bytes.data() + i * width, width);
+          values[i] = f;
+        }
+      }
+      return values;
+    }
+    if (is_double) return {t.double_data().begin(), t.double_data().end()};
+    return {t.float_data().begin(), t.float_data().end()};
   }
 
   /// A graph_error "<where>: <problem>".

@@ -9,7 +9,8 @@
 //                layout, or 1), the log-odds of the second class, post_transform LOGISTIC,
 //                base_values [log-odds baseline]; k > 2 classes: each tree's weights under one
 //                class id, post_transform SOFTMAX, base_values one per class
-// Every split must be BRANCH_LEQ with its threshold as the file's float; NaN goes to the side
+// Every split must be BRANCH_LEQ with its threshold as the file's value (float, or double from
+// nodes_values_as_tensor; base_values_as_tensor likewise); NaN goes to the side
 // nodes_missing_value_tracks_true says. The k-th tree of class c becomes iteration k's tree c;
 // a class with fewer trees than another gets trees of one zero leaf (they add nothing).
 
@@ -58,7 +59,7 @@ inline ReadBoosting read_boosted_ensemble(const ::onnx::NodeProto& node, bool cl
   if (!classifier && ctx.get_string("aggregate_function", "SUM") != "SUM") {
     ctx.fail("expected aggregate_function SUM (a boosted ensemble)");
   }
-  const std::vector<float> base = ctx.get_floats("base_values");
+  const std::vector<double> base = ctx.get_reals("base_values");
   out.baseline.assign(static_cast<std::size_t>(k), 0.0);
   if (!base.empty()) {
     if (base.size() != static_cast<std::size_t>(k)) {
@@ -114,7 +115,7 @@ inline ReadBoosting read_boosted_ensemble(const ::onnx::NodeProto& node, bool cl
       }
       out_node.is_leaf = false;
       out_node.feature = static_cast<std::int32_t>(n.feature);
-      out_node.threshold = static_cast<double>(n.threshold);
+      out_node.threshold = n.threshold;
       out_node.missing_go_to_left = n.missing_goes_true;
       out.n_features = std::max(out.n_features, n.feature + 1);
       stack.push_back({n.false_child, at, false});

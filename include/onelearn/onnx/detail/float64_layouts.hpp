@@ -11,9 +11,10 @@
 //                     (post_transform NONE, LOGISTIC, SOFTMAX)
 // scikit-learn's converter writes its float64 linear models the same way (MatMul, Add). The
 // folded node keeps the values in double as "<attribute>_as_tensor" TENSOR attributes (the
-// convention of ai.onnx.ml's later TreeEnsemble), which the chain readers prefer to the float
-// lists. Patterns are matched on constants and data flow only: a Sub whose constant is not one
-// value per feature (KMeans' and GaussianNB's centres are k x p) is left alone.
+// convention of ai.onnx.ml opset 3's TreeEnsemble), which the chain readers prefer to the float
+// lists (NodeAttributes::get_reals). Patterns are matched on constants and data flow only: a
+// Sub whose constant is not one value per feature (KMeans' and GaussianNB's centres are k x p)
+// is left alone.
 
 #include <onnx/onnx_pb.h>
 
@@ -59,14 +60,21 @@ inline ::onnx::ModelProto fold_float64_layouts(const ::onnx::ModelProto& model) 
     if (t == nullptr || t->rank() != rank || !is_real(*t)) return std::nullopt;
     return std::make_pair(t->shape(), real_values(*t));
   };
+  // A node of op `op` with two inputs (one for ArgMax, Sigmoid and Softmax) and an output,
+  // as every node the layouts are made of.
+  const auto well_formed = [&](int n, const std::string& op) {
+    const int inputs = op == "ArgMax" || op == "Sigmoid" || op == "Softmax" ? 1 : 2;
+    return g.node(n).op_type() == op && g.node(n).input_size() == inputs &&
+           g.node(n).output_size() >= 1;
+  };
   // The one node that reads `value` (and is of op `op`), or -1.
   const auto only_consumer = [&](const std::string& value, const std::string& op) {
     const std::vector<int> readers = graph.consumers(value);
-    return readers.size() == 1 && g.node(readers[0]).op_type() == op ? readers[0] : -1;
+    return readers.size() == 1 && well_formed(readers[0], op) ? readers[0] : -1;
   };
   const auto consumer_of = [&](const std::string& value, const std::string& op) {
     for (const int n : graph.consumers(value))
-      if (g.node(n).op_type() == op) return n;
+      if (well_formed(n, op)) return n;
     return -1;
   };
 
@@ -74,7 +82,7 @@ inline ::onnx::ModelProto fold_float64_layouts(const ::onnx::ModelProto& model) 
   std::vector<std::pair<int, ::onnx::NodeProto>> folded;  // (position, node)
   for (int i = 0; i < g.node_size(); ++i) {
     const ::onnx::NodeProto& n = g.node(i);
-    if (removed.count(i) != 0 || n.input_size() != 2 ||
+    if (removed.count(i) != 0 || n.input_size() != 2 || n.output_size() < 1 ||
         !(n.domain().empty() || n.domain() == "ai.onnx")) {
       continue;
     }
@@ -167,18 +175,6 @@ inline ::onnx::ModelProto fold_float64_layouts(const ::onnx::ModelProto& model) 
     if (removed.count(i) == 0) *nodes->Add() = g.node(i);
   }
   return out;
-}
-
-/// The values of a float-list attribute, in double when the node carries them as
-/// "<name>_as_tensor" (a folded float64 layout, above); empty when absent.
-inline std::vector<double> attribute_reals(const NodeAttributes& node, const std::string& name) {
-  if (const auto* a = node.attribute(name + "_as_tensor");
-      a != nullptr && a->type() == ::onnx::AttributeProto::TENSOR &&
-      a->t().data_type() == ::onnx::TensorProto::DOUBLE) {
-    return {a->t().double_data().begin(), a->t().double_data().end()};
-  }
-  const std::vector<float> values = node.get_floats(name);
-  return {values.begin(), values.end()};
 }
 
 }  // namespace onelearn::onnx::detail

@@ -82,8 +82,8 @@ inline ReadGaussianNB read_gaussian_nb(const ::onnx::ModelProto& file, std::stri
   const NodeAttributes c(*classifier);
   const std::vector<std::int64_t> labels =
       c.get_ints("classlabels_ints").value_or(std::vector<std::int64_t>{});
-  const std::vector<double> identity = attribute_reals(c, "coefficients");
-  const std::vector<double> zeros = attribute_reals(c, "intercepts");
+  const std::vector<double> identity = c.get_reals("coefficients");
+  const std::vector<double> zeros = c.get_reals("intercepts");
   const auto k = static_cast<std::size_t>(out.k);
   const auto p = static_cast<std::size_t>(out.p);
   bool is_identity = identity.size() == k * k && zeros.size() == k &&

@@ -5,8 +5,9 @@
 // roots, feature range, leaf weights); this header only renumbers each tree depth first, left
 // child first (so children come after their parent, as fit numbers them) and turns leaf weights
 // into node values. Every split must be BRANCH_LEQ, as scikit-learn's and onelearn's trees
-// split; thresholds are the file's float values, which send a float32 input the same way as in
-// the file. Leaf weights become node values:
+// split; thresholds are the file's values (float, or double from nodes_values_as_tensor, as
+// onelearn's float64 export folds back: onnx/detail/tree_walk_fold.hpp), which send an input
+// the same way as in the file. Leaf weights become node values:
 //   classifier, class ids 0..k-1       value[c] = the weight of class c (any scale: the
 //                                      estimators normalise each leaf)
 //   classifier, 2 classes, only id 0   the weight is the second class's share of 1 / trees
@@ -93,7 +94,7 @@ inline ReadEnsemble read_tree_ensemble(const ::onnx::NodeProto& node, bool class
       const index_t id = t.add_node(
           p.parent, p.is_left, leaf ? tree::detail::undefined_feature : n.feature,
           leaf ? static_cast<double>(tree::detail::undefined_feature)
-               : static_cast<double>(n.threshold),
+               : n.threshold,
           0.0, 0, 0.0, value);
       if (!leaf) {
         stack.push_back({n.false_child, id, false});

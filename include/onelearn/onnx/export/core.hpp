@@ -40,8 +40,8 @@
  * real-valued output are double. The ONNX-ML operators LinearClassifier, LinearRegressor and
  * Scaler output float32 only, so a float64 export writes their arithmetic in plain operators
  * (MatMul, Add, Sub, Mul, Softmax or Sigmoid, ArgMax and Gather for the labels), as skl2onnx's
- * double converters do; the trees and boosting, whose TreeEnsemble operators hold thresholds
- * in float32 before ai.onnx.ml opset 5, are float32 only (unsupported_error in float64).
+ * double converters do; the trees and boosting, whose TreeEnsemble operators output float32,
+ * walk their trees in plain operators in float64 (onnx/export/tree_walk.hpp).
  *
  * Errors: not_fitted_error for a model (or pipeline step) that is not fitted; invalid_argument
  * for a fitted model the export cannot express (SGDClassifier with loss "modified_huber");
@@ -160,6 +160,18 @@ class GraphBuilder {
     t->set_data_type(::onnx::TensorProto::INT64);
     for (const std::int64_t d : dims) t->add_dims(d);
     for (const std::int64_t v : values) t->add_int64_data(v);
+    return name;
+  }
+
+  /// A bool initializer (stored as ONNX stores bools: one int32 each).
+  std::string constant_bool(std::string_view base, const std::vector<std::int64_t>& dims,
+                            const std::vector<std::uint8_t>& values) {
+    const std::string name = fresh(base);
+    ::onnx::TensorProto* t = graph_->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::BOOL);
+    for (const std::int64_t d : dims) t->add_dims(d);
+    for (const std::uint8_t v : values) t->add_int32_data(v != 0 ? 1 : 0);
     return name;
   }
 
@@ -450,18 +462,6 @@ inline std::string export_squared_differences(GraphBuilder& b, const std::string
   }
   const std::string sum = b.apply("MatMul", {square, ones}, "summed");  // N x k x 1
   return b.apply("Squeeze", {sum, axis2}, "squared_sums");              // N x k
-}
-
-/// Refuses a float64 export of a model that only has a float32 form (`model` names it).
-inline void require_float32(const GraphBuilder& b, std::string_view model) {
-  if (b.is_float64()) {
-    throw unsupported_error(
-        unsupported_kind::data_type, "float64",
-        "onnx::to_proto: " + std::string(model) +
-        " exports in float32 only (expected Precision::float32, found float64): ai.onnx.ml "
-        "opset 3's TreeEnsemble operators hold thresholds and leaf values in float32, and "
-        "opset 5's TreeEnsemble, which has double, is not run by onnxruntime 1.16");
-  }
 }
 
 }  // namespace detail

@@ -27,18 +27,30 @@
  * float32 with float32. Each threshold is written as the largest float at or below it, which
  * sends every float32 input the way the tree does (x <= t and x <= that float are the same for
  * any float x), so the graph's leaves are the model's leaves, not only nearly.
+ *
+ * In float64 (ExportOptions::precision) the same models are written in plain operators
+ * (onnx/export/tree_walk.hpp), the outputs double:
+ * \code{.unparsed}
+ *   classifiers -> "label" = classes[ArgMax(probabilities)], "probabilities" (N x classes): the
+ *     leaves' class shares summed over the trees, divided by the number of trees;
+ *   regressors  -> "variable" (N x 1): the leaf values summed, divided by the number of trees.
+ * \endcode
  */
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onelearn/ensemble/forest_classifier.hpp"
 #include "onelearn/ensemble/forest_regressor.hpp"
 #include "onelearn/onnx/export/core.hpp"
+#include "onelearn/onnx/export/scores.hpp"
+#include "onelearn/onnx/export/tree_walk.hpp"
 #include "onelearn/tree/decision_tree_classifier.hpp"
 #include "onelearn/tree/decision_tree_regressor.hpp"
 
@@ -127,10 +139,49 @@ struct EnsembleAttributes {
   }
 };
 
+/// The walk of decision trees (features rounded to float32, as the trees test them);
+/// `outputs` values per leaf, written by leaf_values(tree, leaf, out).
+template <class LeafValues>
+TreeWalk decision_tree_walk(const std::vector<tree::detail::TreeNodes>& trees, std::int64_t outputs,
+                            LeafValues&& leaf_values) {
+  TreeWalk w;
+  w.outputs = outputs;
+  w.compare_as_float32 = true;
+  for (const auto& t : trees) {
+    w.add_tree(
+        t.node_count(),
+        [&](std::int64_t node) {
+          const auto i = static_cast<std::size_t>(node);
+          if (t.is_leaf(node)) return TreeWalk::Node{};
+          return TreeWalk::Node{false, t.feature[i], t.threshold[i], t.children_left[i],
+                                t.children_right[i], false};
+        },
+        [&](std::int64_t leaf, std::span<double> out) { leaf_values(t, leaf, out); });
+  }
+  return w;
+}
+
+/// The tree walk's sum divided by the number of trees (the forests' mean; 1 for a tree).
+inline std::string export_tree_mean(GraphBuilder& b, const std::string& x, const TreeWalk& w,
+                                    std::string_view base) {
+  const std::string sum = export_tree_walk(b, x, w);
+  return b.apply("Div", {sum, b.constant("tree_count", {}, {static_cast<double>(w.roots.size())})},
+                 base);
+}
+
 inline Exported export_tree_classifier(GraphBuilder& b, const std::string& x,
                                        const std::vector<tree::detail::TreeNodes>& trees,
                                        const Labels& classes) {
-  require_float32(b, "a tree classifier");
+  if (b.is_float64()) {
+    const auto k = static_cast<std::int64_t>(classes.size());
+    const TreeWalk w = decision_tree_walk(
+        trees, k, [](const tree::detail::TreeNodes& t, std::int64_t leaf, std::span<double> out) {
+          t.for_each_class_share(leaf, [&](index_t c, double p) { out[static_cast<std::size_t>(c)] = p; });
+        });
+    const std::string proba = export_tree_mean(b, x, w, "probabilities");
+    return {{"label", export_labels_of_argmax(b, proba, classes), ::onnx::TensorProto::INT64, {-1}},
+            {"probabilities", proba, ::onnx::TensorProto::DOUBLE, {-1, k}}};
+  }
   const auto k = static_cast<std::int64_t>(classes.size());
   const double share = 1.0 / static_cast<double>(trees.size());
   EnsembleAttributes a;
@@ -160,7 +211,13 @@ inline Exported export_tree_classifier(GraphBuilder& b, const std::string& x,
 
 inline Exported export_tree_regressor(GraphBuilder& b, const std::string& x,
                                       const std::vector<tree::detail::TreeNodes>& trees) {
-  require_float32(b, "a tree regressor");
+  if (b.is_float64()) {
+    const TreeWalk w = decision_tree_walk(
+        trees, 1, [](const tree::detail::TreeNodes& t, std::int64_t leaf, std::span<double> out) {
+          out[0] = t.node_value(leaf)[0];
+        });
+    return {{"variable", export_tree_mean(b, x, w, "variable"), ::onnx::TensorProto::DOUBLE, {-1, 1}}};
+  }
   EnsembleAttributes a;
   for (std::size_t t = 0; t < trees.size(); ++t) {
     a.add_tree(trees[t], static_cast<std::int64_t>(t), [&](index_t leaf, auto add) {

@@ -221,8 +221,10 @@ const std::vector<OperatorInfo>& operators() {
       {"ai.onnx.ml:Normalizer", ops::ml_normalizer, 1, ml_in32, "MAX: the largest value, as onnxruntime"},
       {"ai.onnx.ml:OneHotEncoder", ops::ml_one_hot_encoder, 1, ml_in32, "cats_int64s; reals truncated to int64"},
       {"ai.onnx.ml:Scaler", ops::scaler, 1, ml_in, ""},
-      {"ai.onnx.ml:TreeEnsembleClassifier", ops::tree_ensemble_classifier, 1, ml_in, "integer labels"},
-      {"ai.onnx.ml:TreeEnsembleRegressor", ops::tree_ensemble_regressor, 1, ml_in, ""},
+      {"ai.onnx.ml:TreeEnsembleClassifier", ops::tree_ensemble_classifier, 1, ml_in,
+       "integer labels; double thresholds and weights from *_as_tensor"},
+      {"ai.onnx.ml:TreeEnsembleRegressor", ops::tree_ensemble_regressor, 1, ml_in,
+       "double thresholds and weights from *_as_tensor"},
   };
   return table;
 }

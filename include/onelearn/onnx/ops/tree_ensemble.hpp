@@ -3,7 +3,9 @@
 // onnxruntime evaluates them, so that a model gives the same answers here and there:
 // - the trees are the nodes sharing a nodes_treeids value; a tree's root is its node that no
 //   node points to; a branch compares the feature (as float32) with its float threshold by
-//   nodes_modes (BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ); a NaN goes
+//   nodes_modes (or the feature in double with a double threshold where the node gives
+//   nodes_values_as_tensor, opset 3's double thresholds; *_weights_as_tensor and
+//   base_values_as_tensor give the weights and base values in double) (BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ); a NaN goes
 //   the true way where nodes_missing_value_tracks_true says so;
 // - the leaves' weights (class_* or target_*) are summed per class or target over the trees
 //   (the regressor's aggregate_function SUM, AVERAGE, MIN or MAX), base_values added;
@@ -15,7 +17,8 @@
 //   the scores (-p, p), LOGISTIC giving (sigmoid(-p), sigmoid(p)). With weights for both classes
 //   onnxruntime labels rows 1 or 0 (not classlabels) by the second score's sign: kept, for
 //   fidelity; onelearn's exports never use that layout.
-// String class labels and nodes_values_as_tensor are reported as unsupported.
+// The outputs are float32 whatever the input, as the operators define them. String class
+// labels are reported as unsupported.
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +40,7 @@ enum class BranchMode { leq, lt, gte, gt, eq, neq, leaf };
 
 struct EnsembleNode {
   std::int64_t feature = 0;
-  float threshold = 0;
+  double threshold = 0;  ///< a float value unless Ensemble::double_thresholds
   BranchMode mode = BranchMode::leaf;
   std::size_t true_child = 0, false_child = 0;  ///< indices into the node list
   bool missing_goes_true = false;
@@ -47,6 +50,7 @@ struct EnsembleNode {
 struct Ensemble {
   std::vector<EnsembleNode> nodes;
   std::vector<std::size_t> roots;  ///< one per tree
+  bool double_thresholds = false;  ///< nodes_values_as_tensor: compare in double, not float
 };
 
 inline BranchMode branch_mode(const NodeContext& ctx, const std::string& mode) {
@@ -64,9 +68,6 @@ inline BranchMode branch_mode(const NodeContext& ctx, const std::string& mode) {
 /// The trees of the node's attributes; `prefix` is "class" or "target" (the leaf weights).
 inline Ensemble read_ensemble(const NodeContext& ctx, const std::string& prefix,
                               std::int64_t n_features) {
-  if (ctx.has("nodes_values_as_tensor") || ctx.has(prefix + "_weights_as_tensor")) {
-    ctx.unsupported_attribute("nodes_values_as_tensor / " + prefix + "_weights_as_tensor");
-  }
   auto ints = [&](const std::string& name) {
     return ctx.get_ints(name).value_or(std::vector<std::int64_t>{});
   };
@@ -75,7 +76,7 @@ inline Ensemble read_ensemble(const NodeContext& ctx, const std::string& prefix,
                                   true_ids = ints("nodes_truenodeids"),
                                   false_ids = ints("nodes_falsenodeids"),
                                   missing = ints("nodes_missing_value_tracks_true");
-  const std::vector<float> thresholds = ctx.get_floats("nodes_values");
+  const std::vector<double> thresholds = ctx.get_reals("nodes_values");
   const std::vector<std::string> modes = ctx.get_strings("nodes_modes");
   const std::size_t n = tree_ids.size();
   if (n == 0) ctx.fail("attribute 'nodes_treeids' is required and not empty");
@@ -108,6 +109,7 @@ inline Ensemble read_ensemble(const NodeContext& ctx, const std::string& prefix,
     return it->second;
   };
   Ensemble e;
+  e.double_thresholds = ctx.has("nodes_values_as_tensor");
   e.nodes.resize(n);
   std::vector<bool> is_child(n, false);
   for (std::size_t i = 0; i < n; ++i) {
@@ -137,7 +139,7 @@ inline Ensemble read_ensemble(const NodeContext& ctx, const std::string& prefix,
 
   const std::vector<std::int64_t> w_trees = ints(prefix + "_treeids"),
                                   w_nodes = ints(prefix + "_nodeids"), w_ids = ints(prefix + "_ids");
-  const std::vector<float> w = ctx.get_floats(prefix + "_weights");
+  const std::vector<double> w = ctx.get_reals(prefix + "_weights");
   if (w_trees.size() != w.size() || w_nodes.size() != w.size() || w_ids.size() != w.size()) {
     ctx.fail_shape(prefix + "_treeids, " + prefix + "_nodeids, " + prefix + "_ids and " + prefix +
                    "_weights must have the same length");
@@ -148,13 +150,15 @@ inline Ensemble read_ensemble(const NodeContext& ctx, const std::string& prefix,
   return e;
 }
 
-/// The leaf row r reaches from `root`.
-inline const EnsembleNode& leaf_for(const Ensemble& e, std::size_t root, const double* row) {
+/// The leaf row r reaches from `root`, comparing in `Real` (float: float thresholds, as
+/// onnxruntime compares them; double: nodes_values_as_tensor).
+template <class Real>
+const EnsembleNode& leaf_for(const Ensemble& e, std::size_t root, const double* row) {
   const EnsembleNode* node = &e.nodes[root];
   // A tree is acyclic when every path ends; bound the walk by the node count all the same.
   for (std::size_t steps = 0; node->mode != BranchMode::leaf && steps <= e.nodes.size(); ++steps) {
-    const auto x = static_cast<float>(row[node->feature]);
-    const float t = node->threshold;
+    const auto x = static_cast<Real>(row[node->feature]);
+    const auto t = static_cast<Real>(node->threshold);
     bool go_true = false;
     if (std::isnan(x) && node->missing_goes_true) {
       go_true = true;
@@ -174,6 +178,10 @@ inline const EnsembleNode& leaf_for(const Ensemble& e, std::size_t root, const d
   return *node;
 }
 
+inline const EnsembleNode& leaf_for(const Ensemble& e, std::size_t root, const double* row) {
+  return e.double_thresholds ? leaf_for<double>(e, root, row) : leaf_for<float>(e, root, row);
+}
+
 }  // namespace detail
 
 inline std::vector<Tensor> tree_ensemble_regressor(const NodeContext& ctx) {
@@ -186,7 +194,11 @@ inline std::vector<Tensor> tree_ensemble_regressor(const NodeContext& ctx) {
   if (aggregate != "SUM" && aggregate != "AVERAGE" && aggregate != "MIN" && aggregate != "MAX") {
     ctx.unsupported_attribute("aggregate_function " + aggregate);
   }
-  const std::vector<float> base = ctx.get_floats("base_values");
+  const std::vector<double> base = ctx.get_reals("base_values");
+  if (!base.empty() && base.size() != 1 && base.size() != static_cast<std::size_t>(targets)) {
+    ctx.fail_shape("base_values has " + std::to_string(base.size()) + " values, expected " +
+                   std::to_string(targets) + " (n_targets)");
+  }
   std::vector<double> z(static_cast<std::size_t>(rows * targets));
   for (std::int64_t r = 0; r < rows; ++r) {
     std::vector<double> acc(static_cast<std::size_t>(targets),
@@ -227,15 +239,15 @@ inline std::vector<Tensor> tree_ensemble_classifier(const NodeContext& ctx) {
   const std::vector<double> x = detail::ml_rows(ctx, rows, cols);
   const detail::Ensemble e = detail::read_ensemble(ctx, "class", cols);
   const std::vector<std::int64_t> ids = ctx.get_ints("class_ids").value_or(std::vector<std::int64_t>{});
-  const std::vector<float> weights = ctx.get_floats("class_weights");
+  const std::vector<double> weights = ctx.get_reals("class_weights");
   bool one_id = !ids.empty();
   for (const std::int64_t id : ids) {
     if (id < 0 || id >= k) ctx.fail("class id " + std::to_string(id) + " out of range");
     one_id = one_id && id == ids.front();
   }
   const bool all_positive =
-      std::all_of(weights.begin(), weights.end(), [](float w) { return w >= 0; });
-  const std::vector<float> base = ctx.get_floats("base_values");
+      std::all_of(weights.begin(), weights.end(), [](double w) { return w >= 0; });
+  const std::vector<double> base = ctx.get_reals("base_values");
   if (!base.empty() && base.size() != static_cast<std::size_t>(k) && !(k == 2 && base.size() == 1)) {
     ctx.fail_shape("base_values has " + std::to_string(base.size()) + " values, expected " +
                    std::to_string(k));
