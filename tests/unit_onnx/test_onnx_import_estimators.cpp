@@ -1305,6 +1305,20 @@ TEST_CASE("onnx import: trees and forests round trip (iris, diabetes)") {
         if (in == last) in = before;
     CHECK_THROWS_WITH_AS((void)ox::to_estimator<tr::DecisionTreeRegressor<double>>(cut),
                          doctest::Contains("the walk takes"), ox::graph_error);
+    // Two trees that share their nodes (a root given twice) are refused, not walked twice.
+    ::onnx::ModelProto shared = ox::to_proto(forest, whole);
+    for (auto& init : *shared.mutable_graph()->mutable_initializer()) {
+      if (init.name() == "tree_roots") init.set_int64_data(1, init.int64_data(0));
+    }
+    CHECK_THROWS_WITH_AS((void)ox::to_estimator<en::RandomForestRegressor<double>>(shared),
+                         doctest::Contains("reached twice"), ox::graph_error);
+    // Trees of one leaf (a constant target): a walk of no step, which reads no feature.
+    const Vector<double> constant = Vector<double>::Constant(diabetes.y_train.size(), 3.5);
+    en::RandomForestRegressor<double> flat({.n_estimators = 3, .random_state = 2});
+    flat.fit(diabetes.X_train, constant);
+    const auto flat_back = ox::to_estimator<en::RandomForestRegressor<double>>(ox::to_proto(flat, whole));
+    CHECK(flat_back.estimators().size() == 3);
+    CHECK(flat_back.predict(diabetes.X_test) == flat.predict(diabetes.X_test));
   }
   {
     // A boosted ensemble (base values, LOGISTIC) is not a forest.

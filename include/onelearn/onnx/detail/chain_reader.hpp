@@ -35,6 +35,10 @@ class ChainReader {
     }
     for (const auto& node : graph_.node()) {
       if (node.op_type() != "Constant") continue;
+      if (node.output_size() != 1) {
+        throw graph_error(describe(node) + ": expected one output (a Constant), found " +
+                          std::to_string(node.output_size()));
+      }
       for (const auto& a : node.attribute()) {
         if (a.name() == "value" && a.type() == ::onnx::AttributeProto::TENSOR) {
           constants_.emplace(node.output(0), tensor_from_proto(a.t(), describe(node)));

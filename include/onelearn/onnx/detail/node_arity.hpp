@@ -3,7 +3,8 @@
 // model's opset for the node's domain), checked before onnx::to_estimator's readers, which take
 // a node's inputs and outputs by position: a Sub with one input or a Constant without an
 // output is a graph_error naming the node, not a read past the end. A node whose operator the
-// registry does not know is left to the readers, which refuse it by name.
+// registry does not know (or of a domain the model does not import) needs one output, and is
+// left to the readers, which refuse it by name.
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -25,10 +26,19 @@ inline void check_node_arity(const ::onnx::ModelProto& model) {
   for (const auto& node : model.graph().node()) {
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     const auto version = opsets.find(domain);
-    if (version == opsets.end()) continue;
     const ::onnx::OpSchema* schema =
-        ::onnx::OpSchemaRegistry::Schema(node.op_type(), version->second, domain);
-    if (schema == nullptr) continue;
+        version == opsets.end()
+            ? nullptr
+            : ::onnx::OpSchemaRegistry::Schema(node.op_type(), version->second, domain);
+    if (schema == nullptr) {
+      // No schema to hold it to (a domain the model does not import, an operator ONNX does not
+      // know): at least the one output every operator the readers know has.
+      if (node.output_size() < 1) {
+        throw graph_error(NodeAttributes::describe(node) +
+                          ": expected at least one output, found none");
+      }
+      continue;
+    }
     const int inputs = node.input_size(), outputs = node.output_size();
     const auto range = [](int low, int high) {
       return high == std::numeric_limits<int>::max() ? std::to_string(low) + " or more"

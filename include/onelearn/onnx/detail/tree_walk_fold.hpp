@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -43,12 +44,16 @@ struct MatchedTreeWalk {
   std::vector<double> values;  ///< nodes x outputs, row-major
   std::int64_t outputs = 0;
   std::int64_t steps = 0;
+  bool rounds_to_float32 = false;  ///< reads X through Cast to float32 and back (decision trees)
   std::set<int> nodes;  ///< graph nodes of the walk, the ReduceSum included
 };
 
 class TreeWalkMatcher {
  public:
-  explicit TreeWalkMatcher(const ::onnx::ModelProto& model) : graph_(model), g_(model.graph()) {}
+  explicit TreeWalkMatcher(const ::onnx::ModelProto& model) : graph_(model), g_(model.graph()) {
+    for (int n = 0; n < g_.node_size(); ++n)
+      for (const auto& out : g_.node(n).output()) producers_.emplace(out, n);
+  }
 
   /// The walk whose ReduceSum is node `sum`, or nullopt when it is not one.
   [[nodiscard]] std::optional<MatchedTreeWalk> match(int sum) const {
@@ -69,7 +74,7 @@ class TreeWalkMatcher {
     std::string tested;  // what GatherElements reads: x, or x through Cast to float and back
     std::vector<std::string> arrays;  // features, thresholds, left, right[, missing]
     for (;;) {
-      const int p = graph_.producer(at);
+      const int p = producer(at);
       if (p < 0 || w.steps > g_.node_size()) return std::nullopt;
       const ::onnx::NodeProto& n = g_.node(p);
       if (n.op_type() == "Expand") {
@@ -132,13 +137,13 @@ class TreeWalkMatcher {
  private:
   /// The node producing `value` when it is of op `op` with `inputs` inputs, else -1.
   [[nodiscard]] int made_by(const std::string& value, const std::string& op, int inputs) const {
-    const int p = graph_.producer(value);
+    const int p = producer(value);
     return p >= 0 && g_.node(p).op_type() == op && g_.node(p).input_size() == inputs ? p : -1;
   }
 
   /// The node producing `value` when it is a Gather (axis 0) of a constant, else -1.
   [[nodiscard]] int gather_of(const std::string& value) const {
-    const int p = graph_.producer(value);
+    const int p = producer(value);
     if (p < 0) return -1;
     const ::onnx::NodeProto& n = g_.node(p);
     if (n.op_type() != "Gather" || n.input_size() != 2 || NodeAttributes(n).get_int("axis", 0) != 0 ||
@@ -243,16 +248,26 @@ class TreeWalkMatcher {
     if (tested != w.x) {
       const int back = made_by(tested, "Cast", 1);
       const int rounded = back < 0 ? -1 : made_by(g_.node(back).input(0), "Cast", 1);
-      if (rounded < 0 || g_.node(rounded).input(0) != w.x) {
+      if (rounded < 0 || g_.node(rounded).input(0) != w.x ||
+          NodeAttributes(g_.node(rounded)).get_int("to", 0) != ::onnx::TensorProto::FLOAT ||
+          NodeAttributes(g_.node(back)).get_int("to", 0) != ::onnx::TensorProto::DOUBLE) {
         return false;
       }
       w.nodes.insert({back, rounded});
+      w.rounds_to_float32 = true;
     }
     return true;
   }
 
+  /// The node that produces `value`, or -1 (a map: the walk asks ten times a step).
+  [[nodiscard]] int producer(const std::string& value) const {
+    const auto it = producers_.find(value);
+    return it == producers_.end() ? -1 : it->second;
+  }
+
   ChainReader graph_;
   const ::onnx::GraphProto& g_;
+  std::unordered_map<std::string, int> producers_;
 };
 
 namespace tree_walk {
@@ -297,6 +312,12 @@ inline void read_labels(const TreeWalkMatcher& m, const std::string& scores, End
       g.node(gather).input(1) != g.node(argmax).output(0)) {
     return;
   }
+  // The first largest score of each row, as the estimators' predict takes it.
+  const NodeAttributes a(g.node(argmax));
+  if (a.get_int("axis", 0) != 1 || a.get_int("keepdims", 1) != 0 ||
+      a.get_int("select_last_index", 0) != 0) {
+    return;
+  }
   const auto classes = m.int64s(g.node(gather), 0);
   if (!classes) return;
   e.classifier = true;
@@ -339,6 +360,15 @@ inline std::optional<Ending> read_ending(const TreeWalkMatcher& m, const Matched
     const std::string& p = g.node(sigmoid).output(0);
     const int complement = m.reader(p, "Sub"), pair = m.reader(p, "Concat");
     if (complement < 0 || pair < 0) return std::nullopt;
+    // (1 - p, p): Sub(1, p), then Concat(1 - p, p) on axis 1.
+    const ::onnx::NodeProto& sub = g.node(complement);
+    const ::onnx::NodeProto& concat = g.node(pair);
+    const Tensor* one = sub.input_size() == 2 ? m.constant(sub.input(0)) : nullptr;
+    if (one == nullptr || !is_real(*one) || real_values(*one) != std::vector<double>{1.0} ||
+        sub.input(1) != p || concat.input_size() != 2 || concat.input(0) != sub.output(0) ||
+        concat.input(1) != p || NodeAttributes(concat).get_int("axis", 0) != 1) {
+      return std::nullopt;
+    }
     read_labels(m, g.node(pair).output(0), e);
     if (!e.classifier) return std::nullopt;
     e.post = "LOGISTIC";
@@ -365,17 +395,19 @@ inline std::vector<std::vector<std::int64_t>> trees_of(const MatchedTreeWalk& w,
                       "node (" + std::to_string(m) + "), found other lengths");
   }
   std::vector<std::vector<std::int64_t>> trees;
+  std::vector<bool> seen(static_cast<std::size_t>(m), false);  // trees share no node
   for (const std::int64_t root : w.roots) {
     std::vector<std::int64_t> nodes;
     std::vector<std::pair<std::int64_t, std::int64_t>> stack{{root, 0}};  // (node, depth)
     while (!stack.empty()) {
       const auto [at, depth] = stack.back();
       stack.pop_back();
-      if (at < 0 || at >= m || static_cast<std::int64_t>(nodes.size()) >= m) {
+      if (at < 0 || at >= m || seen[static_cast<std::size_t>(at)]) {
         throw graph_error(where + ": expected trees over nodes 0.." + std::to_string(m - 1) +
-                          ", found node " + std::to_string(at) +
-                          (at < 0 || at >= m ? "" : " reached twice (a cycle)"));
+                          ", each node in one tree once, found node " + std::to_string(at) +
+                          (at < 0 || at >= m ? "" : " reached twice"));
       }
+      seen[static_cast<std::size_t>(at)] = true;
       nodes.push_back(at);
       const auto i = static_cast<std::size_t>(at);
       const bool stays_left = w.left[i] == at, stays_right = w.right[i] == at;
@@ -404,18 +436,33 @@ inline ::onnx::NodeProto ensemble_node(const MatchedTreeWalk& w, const Ending& e
                                        const std::vector<std::vector<std::int64_t>>& trees,
                                        const std::string& where) {
   const auto k = e.classifier ? static_cast<std::int64_t>(e.classes.size()) : 1;
+  if (e.classifier && k < 2) {
+    throw graph_error(where + ": expected at least 2 classes, found " + std::to_string(k));
+  }
+  if (e.boosting && e.classifier && (k == 2) != (e.post == "LOGISTIC")) {
+    throw graph_error(where + ": expected Sigmoid for 2 classes and Softmax for more, found " +
+                      (e.post == "LOGISTIC" ? "Sigmoid" : "Softmax") + " for " +
+                      std::to_string(k) + " classes");
+  }
+  // Values per leaf: one per class (a forest's class shares, boosting's k classes' trees), one
+  // otherwise (regressors, boosting's log-odds of two classes).
+  const std::int64_t per_leaf = e.classifier && !(e.boosting && k == 2) ? k : 1;
+  if (w.outputs != per_leaf) {
+    throw graph_error(where + ": expected " + std::to_string(per_leaf) + " value" +
+                      (per_leaf == 1 ? "" : "s") + " per leaf, found " + std::to_string(w.outputs));
+  }
   const std::int64_t per_iteration = e.boosting && e.classifier && k > 2 ? k : 1;
-  if (e.classifier && !e.boosting && w.outputs != k) {
-    throw graph_error(where + ": expected one leaf value per class (" + std::to_string(k) +
-                      "), found " + std::to_string(w.outputs));
+  if (trees.size() % static_cast<std::size_t>(per_iteration) != 0) {
+    throw graph_error(where + ": expected trees in groups of " + std::to_string(per_iteration) +
+                      " (one per class), found " + std::to_string(trees.size()) + " trees");
   }
-  if ((!e.classifier || (e.boosting && k == 2)) && w.outputs != 1) {
-    throw graph_error(where + ": expected one leaf value per leaf, found " + std::to_string(w.outputs));
-  }
-  if (per_iteration > 1 && (w.outputs != k || trees.size() % static_cast<std::size_t>(k) != 0)) {
-    throw graph_error(where + ": expected " + std::to_string(k) + " values per leaf and trees in "
-                      "groups of " + std::to_string(k) + ", found " + std::to_string(w.outputs) +
-                      " and " + std::to_string(trees.size()) + " trees");
+  // Decision trees test features rounded to float32, histogram boosting tests doubles: a walk
+  // that reads them the other way computes another model than the one it would import as.
+  if (w.steps > 0 && w.rounds_to_float32 == e.boosting) {
+    throw graph_error(where + (e.boosting ? ": a boosted ensemble whose walk rounds the features "
+                                            "to float32 (histogram boosting compares doubles)"
+                                          : ": trees whose walk compares the features in double "
+                                            "(decision trees round them to float32 first)"));
   }
   const std::string prefix = e.classifier ? "class" : "target";
   std::vector<std::int64_t> tree_ids, node_ids, features, true_ids, false_ids, missing;

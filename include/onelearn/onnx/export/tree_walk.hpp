@@ -111,7 +111,7 @@ inline std::string export_tree_walk(GraphBuilder& b, const std::string& x, const
   const auto nodes = static_cast<std::int64_t>(w.feature.size());
   const auto trees = static_cast<std::int64_t>(w.roots.size());
   std::string features_of = x;
-  if (w.compare_as_float32) {
+  if (w.compare_as_float32 && w.depth > 0) {  // (trees of one leaf read no feature)
     const std::string rounded = b.fresh("x_float32");
     set_attribute(b.node("Cast", {x}, {rounded}), "to", std::int64_t{::onnx::TensorProto::FLOAT});
     features_of = b.fresh("x_rounded");
