@@ -24,28 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "onelearn/onnx/detail/attribute_writers.hpp"
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/chain_reader.hpp"
 #include "onelearn/onnx/detail/plain_graph.hpp"
 #include "onelearn/onnx/tensor.hpp"
 
 namespace onelearn::onnx::detail {
-
-inline void set_double_values(::onnx::NodeProto& node, const std::string& attribute,
-                              const std::vector<double>& values) {
-  auto* a = node.add_attribute();
-  a->set_name(attribute + "_as_tensor");
-  a->set_type(::onnx::AttributeProto::TENSOR);
-  auto* t = a->mutable_t();
-  t->set_data_type(::onnx::TensorProto::DOUBLE);
-  t->add_dims(static_cast<std::int64_t>(values.size()));
-  for (const double v : values) t->add_double_data(v);
-  // The float list too, for a reader that knows only that.
-  auto* f = node.add_attribute();
-  f->set_name(attribute);
-  f->set_type(::onnx::AttributeProto::FLOATS);
-  for (const double v : values) f->add_floats(static_cast<float>(v));
-}
 
 /// `model` with the float64 layouts above folded into ai.onnx.ml nodes (a copy; unchanged
 /// when it has none).
@@ -142,22 +127,13 @@ inline ::onnx::ModelProto fold_float64_layouts(const ::onnx::ModelProto& model) 
         }
         linear.add_output(g.node(gather).output(0));
         linear.add_output(scores);
-        auto* labels = linear.add_attribute();
-        labels->set_name("classlabels_ints");
-        labels->set_type(::onnx::AttributeProto::INTS);
-        for (const std::int64_t c : classes->to_vector<std::int64_t>()) labels->add_ints(c);
-        auto* transform = linear.add_attribute();
-        transform->set_name("post_transform");
-        transform->set_type(::onnx::AttributeProto::STRING);
-        transform->set_s(post);
+        set_attribute(linear, "classlabels_ints", classes->to_vector<std::int64_t>());
+        set_attribute(linear, "post_transform", post);
         removed.insert({argmax, gather});
       } else {
         linear.set_op_type("LinearRegressor");
         linear.add_output(decision);
-        auto* targets = linear.add_attribute();
-        targets->set_name("targets");
-        targets->set_type(::onnx::AttributeProto::INT);
-        targets->set_i(k);
+        set_attribute(linear, "targets", k);
       }
       set_double_values(linear, "coefficients", coefficients);
       set_double_values(linear, "intercepts", b->second);

@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/onnx/detail/attribute_writers.hpp"
 #include "onelearn/onnx/detail/attributes.hpp"
 #include "onelearn/onnx/detail/chain_reader.hpp"
-#include "onelearn/onnx/detail/float64_layouts.hpp"
 #include "onelearn/onnx/detail/plain_graph.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/tensor.hpp"
@@ -272,26 +272,6 @@ class TreeWalkMatcher {
 
 namespace tree_walk {
 
-inline void set_ints(::onnx::NodeProto& n, const std::string& name,
-                     const std::vector<std::int64_t>& values) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INTS);
-  for (const std::int64_t v : values) a->add_ints(v);
-}
-inline void set_int(::onnx::NodeProto& n, const std::string& name, std::int64_t value) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-inline void set_string(::onnx::NodeProto& n, const std::string& name, const std::string& value) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::STRING);
-  a->set_s(value);
-}
-
 /// What reads the walk's sum: the model's kind and the nodes and outputs of its ending.
 struct Ending {
   bool classifier = false;
@@ -516,28 +496,25 @@ inline ::onnx::NodeProto ensemble_node(const MatchedTreeWalk& w, const Ending& e
   n.set_name(e.outputs.back());
   n.add_input(w.x);
   for (const std::string& o : e.outputs) n.add_output(o);
-  set_ints(n, "nodes_treeids", tree_ids);
-  set_ints(n, "nodes_nodeids", node_ids);
-  set_ints(n, "nodes_featureids", features);
+  set_attribute(n, "nodes_treeids", tree_ids);
+  set_attribute(n, "nodes_nodeids", node_ids);
+  set_attribute(n, "nodes_featureids", features);
   set_double_values(n, "nodes_values", thresholds);
-  auto* m = n.add_attribute();
-  m->set_name("nodes_modes");
-  m->set_type(::onnx::AttributeProto::STRINGS);
-  for (const std::string& s : modes) m->add_strings(s);
-  set_ints(n, "nodes_truenodeids", true_ids);
-  set_ints(n, "nodes_falsenodeids", false_ids);
-  if (any_missing) set_ints(n, "nodes_missing_value_tracks_true", missing);
-  set_ints(n, prefix + "_treeids", w_trees);
-  set_ints(n, prefix + "_nodeids", w_nodes);
-  set_ints(n, prefix + "_ids", w_ids);
+  set_attribute(n, "nodes_modes", modes);
+  set_attribute(n, "nodes_truenodeids", true_ids);
+  set_attribute(n, "nodes_falsenodeids", false_ids);
+  if (any_missing) set_attribute(n, "nodes_missing_value_tracks_true", missing);
+  set_attribute(n, prefix + "_treeids", w_trees);
+  set_attribute(n, prefix + "_nodeids", w_nodes);
+  set_attribute(n, prefix + "_ids", w_ids);
   set_double_values(n, prefix + "_weights", weights);
-  if (e.classifier) set_ints(n, "classlabels_int64s", e.classes);
+  if (e.classifier) set_attribute(n, "classlabels_int64s", e.classes);
   if (!e.classifier) {
-    set_int(n, "n_targets", 1);
-    set_string(n, "aggregate_function", e.boosting ? "SUM" : "AVERAGE");
+    set_attribute(n, "n_targets", std::int64_t{1});
+    set_attribute(n, "aggregate_function", std::string(e.boosting ? "SUM" : "AVERAGE"));
   }
   if (e.boosting) set_double_values(n, "base_values", e.base);
-  set_string(n, "post_transform", e.post);
+  set_attribute(n, "post_transform", e.post);
   return n;
 }
 

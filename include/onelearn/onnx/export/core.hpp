@@ -73,6 +73,7 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/core/version.hpp"
 #include "onelearn/io/atomic_file.hpp"
+#include "onelearn/onnx/detail/attribute_writers.hpp"
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/pipeline.hpp"
 
@@ -216,53 +217,6 @@ class GraphBuilder {
   std::string scope_;
   std::vector<std::string> names_;
 };
-
-// ---- attributes ----
-
-inline void set_attribute(::onnx::NodeProto& n, const std::string& name, std::int64_t value) {
-  ::onnx::AttributeProto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
-inline void set_attribute(::onnx::NodeProto& n, const std::string& name, float value) {
-  ::onnx::AttributeProto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::FLOAT);
-  a->set_f(value);
-}
-
-inline void set_attribute(::onnx::NodeProto& n, const std::string& name, const std::string& value) {
-  ::onnx::AttributeProto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::STRING);
-  a->set_s(value);
-}
-
-inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
-                          const std::vector<std::string>& values) {
-  ::onnx::AttributeProto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::STRINGS);
-  for (const std::string& v : values) a->add_strings(v);
-}
-
-inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
-                          const std::vector<float>& values) {
-  ::onnx::AttributeProto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::FLOATS);
-  for (const float v : values) a->add_floats(v);
-}
-
-inline void set_attribute(::onnx::NodeProto& n, const std::string& name,
-                          const std::vector<std::int64_t>& values) {
-  ::onnx::AttributeProto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INTS);
-  for (const std::int64_t v : values) a->add_ints(v);
-}
 
 /// The entries of an Eigen vector or matrix (row-major order) as double, for
 /// GraphBuilder::constant.
