@@ -28,6 +28,7 @@
 #include "onelearn/onnx/errors.hpp"
 #include "onelearn/onnx/graph.hpp"
 #include "onelearn/onnx/load.hpp"
+#include "onelearn/onnx/ops/planar.hpp"
 #include "onelearn/onnx/tensor.hpp"
 #include "onnxruntime_support.hpp"
 
@@ -545,6 +546,90 @@ void check_conv_chain_fusion() {
   }
 }
 
+/// The two direct kernels of a "same" stride-1 Conv on one sample: filter_vector_conv.hpp
+/// (vectors across filters, the bias, Relu and 2x2 pool in registers) and correlate followed by
+/// copy_out_rows / copy_out_pooled (vectors across positions): the same bits, NaN and signed
+/// zeros included (one sum per output in tap order, the same selects).
+template <class T>
+void check_filter_vector_conv() {
+  namespace nd = onelearn::nn::detail;
+  using onelearn::index_t;
+  using DC = nd::DirectConv<T>;
+  constexpr index_t L = DC::lanes;
+  std::uint32_t seed = 29;
+  struct Geometry {
+    index_t c, h, w, filters, kernel;
+  };
+  // bench/'s two Convs, odd sizes (an odd last row and column the pool skips), one row or
+  // column, 1x1 and 5x5 kernels, one to four packets of filters (the two-packet and one-packet
+  // groups, and both).
+  for (const Geometry& g : std::vector<Geometry>{{1, 28, 28, 16, 3}, {16, 14, 14, 32, 3}, {3, 7, 9, L, 3},
+                                                 {2, 5, 30, 3 * L, 3}, {4, 1, 17, 2 * L, 3}, {2, 13, 1, L, 3},
+                                                 {5, 6, 6, 4 * L, 1}, {2, 9, 11, 2 * L, 5}}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      const bool bias = variant & 1, relu = variant & 2, pool = variant & 4;
+      CAPTURE(g.c);
+      CAPTURE(g.h);
+      CAPTURE(g.w);
+      CAPTURE(g.filters);
+      CAPTURE(g.kernel);
+      CAPTURE(variant);
+      const index_t width = DC::plane_width(g.w, g.kernel, 1);
+      const index_t plane = DC::plane_size(g.h, g.w, g.kernel, g.kernel, 1, 1);
+      const index_t positions = DC::positions(g.h, width);
+      const index_t taps = g.c * g.kernel * g.kernel;
+      auto x = awkward_values<T>(static_cast<std::size_t>(g.c * g.h * g.w), ++seed, 61);
+      // And one NaN for sure, at a pool window's first position (even row and column): a NaN
+      // there comes out of the pool, elsewhere the window's first value is kept.
+      x[static_cast<std::size_t>(2 * (g.h / 4) * g.w + 2 * (g.w / 4))] = std::numeric_limits<T>::quiet_NaN();
+      const auto w = awkward_values<T>(static_cast<std::size_t>(g.filters * taps), ++seed, 1u << 30);
+      std::vector<T> b(static_cast<std::size_t>(g.filters));
+      std::mt19937 rng(++seed);
+      for (T& v : b) v = std::normal_distribution<T>(-0.5, 1)(rng);
+      std::vector<index_t> offsets;
+      for (index_t c = 0; c < g.c; ++c) {
+        for (index_t i = 0; i < g.kernel; ++i) {
+          for (index_t j = 0; j < g.kernel; ++j) offsets.push_back(c * plane + i * width + j);
+        }
+      }
+      std::vector<T> planes(static_cast<std::size_t>(g.c * plane), T(0));
+      const index_t pad = (g.kernel - 1) / 2;
+      nd::pad_planes(x.data(), g.c, g.h, g.w, pad, pad, width, plane, planes.data());
+      const index_t out_h = pool ? g.h / 2 : g.h, out_w = pool ? g.w / 2 : g.w;
+      const auto size = static_cast<std::size_t>(g.filters * out_h * out_w);
+      const T* shift = bias ? b.data() : nullptr;
+      // By positions.
+      std::vector<T> packed;
+      nd::pack_correlate_weights(w.data(), g.filters, taps, packed);
+      std::vector<T> rows(packed.size() / static_cast<std::size_t>(taps) * static_cast<std::size_t>(positions) + L);
+      nd::correlate(planes.data(), offsets, packed, positions, rows.data(), positions);
+      std::vector<T> by_positions(size);
+      if (pool) {
+        ox::ops::planar::copy_out_pooled(rows.data(), rows.data() + rows.size(), positions, width, g.filters,
+                                         g.h, g.w, shift, relu, by_positions.data());
+      } else {
+        ox::ops::planar::copy_out_rows(rows.data(), positions, width, g.filters, g.h, g.w, shift, relu,
+                                       by_positions.data());
+      }
+      // By filters.
+      REQUIRE(nd::FilterVectorConv<T>::applies(g.filters));
+      std::vector<T> filter_major, tile(size), by_filters(size), zeros(static_cast<std::size_t>(g.filters));
+      nd::pack_filter_major(w.data(), g.filters, taps, filter_major);
+      const nd::FilterVectorOutput<T> out{bias ? b.data() : zeros.data(), relu, pool, g.filters,
+                                          out_h, out_w, tile.data(), by_filters.data()};
+      nd::filter_vector_conv(planes.data(), width, offsets, filter_major, g.h, g.w, out);
+      const Shape shape{static_cast<std::int64_t>(size)};
+      CHECK(bits_of(Tensor(shape, by_filters)) == bits_of(Tensor(shape, by_positions)));
+      if (size > 0) {
+        // Not a degenerate comparison: positive results, and NaN (or, after a Relu, zeros).
+        CHECK(std::count_if(by_filters.begin(), by_filters.end(), [](T e) { return e > 0; }) > 0);
+        if (relu) CHECK(std::count(by_filters.begin(), by_filters.end(), T(0)) > 0);
+        else CHECK(std::count_if(by_filters.begin(), by_filters.end(), [](T e) { return std::isnan(e); }) > 0);
+      }
+    }
+  }
+}
+
 /// MaxPool 2x2 / stride 2 over (n, c, h, w) images as a 2-D node, or (`volume`) over
 /// (n, c, h, w, 1) with a window of 1 along the added axis (the N-dimensional form).
 template <class T>
@@ -678,6 +763,11 @@ TEST_CASE("A Conv's sole Relu and 2x2 MaxPool run fused, to the same bits as run
     CHECK_THROWS_AS(run_conv_chain<float>(g, x, weights, bias, false), onelearn::shape_error);
     CHECK_THROWS_AS(run_conv_chain<float>(g, x, weights, bias, true), onelearn::shape_error);
   }
+}
+
+TEST_CASE("A Conv vectorised across filters gives the bits of the one vectorised across positions") {
+  SUBCASE("float") { check_filter_vector_conv<float>(); }
+  SUBCASE("double") { check_filter_vector_conv<double>(); }
 }
 
 TEST_CASE("MaxPool 2x2 / stride 2 in vectors gives the N-dimensional form's values, NaN and signed zeros included") {

@@ -21,6 +21,7 @@
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/detail/direct_conv.hpp"
+#include "onelearn/nn/detail/filter_vector_conv.hpp"
 #include "onelearn/nn/detail/gemm.hpp"
 #include "onelearn/nn/detail/im2col.hpp"
 #include "onelearn/nn/detail/pool.hpp"
@@ -157,8 +158,12 @@ void copy_out_pooled(const T* src, const T* src_end, index_t positions, index_t 
 
 /// conv for direct_applies(g, 1), as nn::Conv2D's forward: each sample's channels copied into
 /// zero-bordered planes where every kernel tap is a shifted contiguous run, the filters
-/// correlated over them in registers (no im2col matrix, no GEMM packing), the rows copied out
-/// with the bias (and what the graph fused into the Conv: Fusion).
+/// correlated over them in registers (no im2col matrix, no GEMM packing), with the bias (and
+/// what the graph fused into the Conv: Fusion). A whole number of packets of filters goes
+/// through filter_vector_conv.hpp (vectors across filters: only the image's positions
+/// computed, the bias, Relu and pool in registers; bench/'s cnn at batch 64 on one thread
+/// went from 1.05-1.09 to 0.86-0.92 ms a batch, the same bits); other filter counts through
+/// correlate (vectors across positions) and a copy of its rows.
 template <class T>
 std::vector<T> conv_direct(const WindowGeometry& g, index_t n, index_t filters, const T* x,
                            const T* w, const T* bias, Fusion fusion) {
@@ -173,31 +178,47 @@ std::vector<T> conv_direct(const WindowGeometry& g, index_t n, index_t filters, 
       for (index_t j = 0; j < g.kw; ++j) offsets.push_back(c * plane + i * g.dh * width + j * g.dw);
     }
   }
+  const bool by_filters = nn::detail::FilterVectorConv<T>::applies(filters);
   std::vector<T> packed;
-  nn::detail::pack_correlate_weights(w, filters, C * g.window_size(), packed);
+  if (by_filters) {
+    nn::detail::pack_filter_major(w, filters, C * g.window_size(), packed);
+  } else {
+    nn::detail::pack_correlate_weights(w, filters, C * g.window_size(), packed);
+  }
   const index_t rows = static_cast<index_t>(packed.size()) / (C * g.window_size());
-  const index_t sample_out = fusion.max_pool_2x2 ? filters * (H / 2) * (W / 2) : filters * H * W;
+  const index_t out_h = fusion.max_pool_2x2 ? H / 2 : H, out_w = fusion.max_pool_2x2 ? W / 2 : W;
+  const index_t sample_out = filters * out_h * out_w;
+  // filter_vector_conv adds the bias packet by packet: zeros when the node has none.
+  const std::vector<T> zeros(by_filters && bias == nullptr ? static_cast<std::size_t>(filters) : 0);
   std::vector<T> y(static_cast<std::size_t>(n * sample_out));
   const index_t grain = grain_for(n);
   const auto chunks = static_cast<std::size_t>(onelearn::detail::chunk_count(n, grain));
   // Per chunk, allocated before the parallel loop (which must not throw): the padded planes,
-  // zero where no image is ever copied, and the correlation's rows.
+  // zero where no image is ever copied, and correlate's rows.
   std::vector<std::vector<T>> padded(chunks, std::vector<T>(static_cast<std::size_t>(C * plane), T(0)));
-  // One packet more than the rows: copy_out_rows reads whole packets.
+  // filter_vector_conv's tile (an output position's filters together), or correlate's rows
+  // (with one packet more: copy_out_rows reads whole packets).
   std::vector<std::vector<T>> scratch(
-      chunks, std::vector<T>(static_cast<std::size_t>(rows * positions + DC::lanes)));
+      chunks, std::vector<T>(static_cast<std::size_t>(by_filters ? sample_out : rows * positions + DC::lanes)));
   onelearn::detail::for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
     T* xp = padded[static_cast<std::size_t>(chunk)].data();
-    T* out = scratch[static_cast<std::size_t>(chunk)].data();
+    T* rows_out = scratch[static_cast<std::size_t>(chunk)].data();
     for (index_t b = begin; b < end; ++b) {
       nn::detail::pad_planes(x + b * C * H * W, C, H, W, g.pad_top, g.pad_left, width, plane, xp);
-      nn::detail::correlate(xp, offsets, packed, positions, out, positions);
       T* yb = y.data() + b * sample_out;
+      if (by_filters) {
+        const nn::detail::FilterVectorOutput<T> out{bias != nullptr ? bias : zeros.data(),
+                                                    fusion.relu, fusion.max_pool_2x2, filters,
+                                                    out_h, out_w, rows_out, yb};
+        nn::detail::filter_vector_conv(xp, width, offsets, packed, H, W, out);
+        continue;
+      }
+      nn::detail::correlate(xp, offsets, packed, positions, rows_out, positions);
       if (fusion.max_pool_2x2) {
-        copy_out_pooled(out, out + scratch[static_cast<std::size_t>(chunk)].size(), positions,
-                        width, filters, H, W, bias, fusion.relu, yb);
+        copy_out_pooled(rows_out, rows_out + scratch[static_cast<std::size_t>(chunk)].size(),
+                        positions, width, filters, H, W, bias, fusion.relu, yb);
       } else {
-        copy_out_rows(out, positions, width, filters, H, W, bias, fusion.relu, yb);
+        copy_out_rows(rows_out, positions, width, filters, H, W, bias, fusion.relu, yb);
       }
     }
   });
