@@ -20,6 +20,8 @@
 //   scaler_fit  preprocessing::StandardScaler: scaler's 1M x 32; quality: the sum of the scales.
 //   gnb_fit     naive_bayes::GaussianNB: 500k x 32 of 4 blobs (spread 6), their blobs as
 //               classes; quality: the training accuracy.
+//   pca_fit     decomposition::PCA: pca's 100k x 128, 10 components; quality: the sum of their
+//               explained variance ratios.
 // and the kernels under them, with the rows already in the space:
 //   lloyd        30 space::lloyd_step on kmeans' rows.
 //   knn_search   space::nearest_k: knn's rows and queries, k = 5.
@@ -49,12 +51,13 @@
 
 #include "onelearn/cluster/k_means.hpp"
 #include "onelearn/core/version.hpp"
+#include "onelearn/decomposition/pca.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
-#include "onelearn/preprocessing/standard_scaler.hpp"
 #include "onelearn/neighbors/k_neighbors_classifier.hpp"
+#include "onelearn/preprocessing/standard_scaler.hpp"
 #include "onelearn/space/space.hpp"
 
 namespace {
@@ -114,7 +117,8 @@ std::vector<index_t> classes(index_t n, index_t k, std::uint64_t seed) {
 template <class S>
 void print_line(const char* workload, double seconds, double copy_seconds, double quality) {
   std::printf(R"({"workload": "%s", "impl": "onelearn", "policy": "local", "space": "%s", )"
-              R"("ranks": 1, "seconds": %.6g, "copy_seconds": %.6g, "quality": %.10g})" "\n",
+              R"("ranks": 1, "seconds": %.6g, "copy_seconds": %.6g, "quality": %.10g})"
+              "\n",
               workload, std::string(S::name).c_str(), seconds, copy_seconds, quality);
   std::fflush(stdout);
 }
@@ -185,7 +189,8 @@ void bench_lloyd(const S& s, int repeats) {
       std::swap(labels, previous);
       const space::vector_view<const std::int64_t> before =
           first ? space::vector_view<const std::int64_t>{} : previous.view();
-      const space::lloyd_sums step = space::lloyd_step(s, Xs.view(), centers, labels.mutable_view(), before);
+      const space::lloyd_sums step =
+          space::lloyd_step(s, Xs.view(), centers, labels.mutable_view(), before);
       first = false;
       for (index_t j = 0; j < centers.rows(); ++j) {
         if (step.counts(j) > 0) centers.row(j) = step.sums.row(j) / step.counts(j);
@@ -245,7 +250,8 @@ void bench_gram(const S& s, int repeats, const char* workload, index_t n, index_
   Vector<double> y = ridge_target(X);
   double copy = 0;
   const auto Xs = timed_to_space(s, X, copy);
-  const auto ys = space::to_space(s, std::span<const double>(y.data(), static_cast<std::size_t>(n)));
+  const auto ys =
+      space::to_space(s, std::span<const double>(y.data(), static_cast<std::size_t>(n)));
   const Vector<double> mean = X.colwise().mean().transpose();
   const double y_mean = y.mean();
   double checksum = 0;
@@ -266,7 +272,8 @@ void bench_scaler(const S& s, int repeats) {
   const auto Xs = timed_to_space(s, X, copy);
   double checksum = 0;
   const double seconds = best_seconds(repeats, [&] {
-    const Vector<double> mean = space::column_sums(s, Xs.view(), {}) / static_cast<double>(X.rows());
+    const Vector<double> mean =
+        space::column_sums(s, Xs.view(), {}) / static_cast<double>(X.rows());
     checksum = space::centered_square_sums(s, Xs.view(), mean, {}).sum();
   });
   print_line<S>("scaler", seconds, copy, checksum);
@@ -319,26 +326,51 @@ void bench_gnb_fit(const S& s, int repeats) {
 }
 
 template <class S>
+void bench_pca_fit(const S& s, int repeats) {
+  const Matrix<double> X = ridge_rows(100'000, 128);
+  onelearn::decomposition::PCA<double, onelearn::exec::local, S> pca({.n_components = 10}, {}, s);
+  const double seconds = best_seconds(repeats, [&] { pca.fit(X); });
+  print_line<S>("pca_fit", seconds, 0.0, pca.explained_variance_ratio().sum());
+}
+
+template <class S>
 int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
   for (const std::string& w : workloads) {
-    if (w == "kmeans") bench_kmeans(s, repeats);
-    else if (w == "knn") bench_knn(s, repeats);
-    else if (w == "logreg") bench_logreg(s, repeats);
-    else if (w == "lloyd") bench_lloyd(s, repeats);
-    else if (w == "knn_search") bench_knn_search(s, repeats);
-    else if (w == "logreg_eval") bench_logreg_eval(s, repeats);
-    else if (w == "ridge") bench_gram(s, repeats, "ridge", 500'000, 64, true);
-    else if (w == "pca") bench_gram(s, repeats, "pca", 100'000, 128, false);
-    else if (w == "scaler") bench_scaler(s, repeats);
-    else if (w == "gnb") bench_gnb(s, repeats);
-    else if (w == "ridge_fit") bench_ridge_fit(s, repeats);
-    else if (w == "scaler_fit") bench_scaler_fit(s, repeats);
-    else if (w == "gnb_fit") bench_gnb_fit(s, repeats);
+    if (w == "kmeans")
+      bench_kmeans(s, repeats);
+    else if (w == "knn")
+      bench_knn(s, repeats);
+    else if (w == "logreg")
+      bench_logreg(s, repeats);
+    else if (w == "lloyd")
+      bench_lloyd(s, repeats);
+    else if (w == "knn_search")
+      bench_knn_search(s, repeats);
+    else if (w == "logreg_eval")
+      bench_logreg_eval(s, repeats);
+    else if (w == "ridge")
+      bench_gram(s, repeats, "ridge", 500'000, 64, true);
+    else if (w == "pca")
+      bench_gram(s, repeats, "pca", 100'000, 128, false);
+    else if (w == "scaler")
+      bench_scaler(s, repeats);
+    else if (w == "gnb")
+      bench_gnb(s, repeats);
+    else if (w == "ridge_fit")
+      bench_ridge_fit(s, repeats);
+    else if (w == "scaler_fit")
+      bench_scaler_fit(s, repeats);
+    else if (w == "gnb_fit")
+      bench_gnb_fit(s, repeats);
+    else if (w == "pca_fit")
+      bench_pca_fit(s, repeats);
     else {
-      std::fprintf(stderr,
-                   "onelearn-space-bench: expected a workload among kmeans knn logreg lloyd "
-                   "knn_search logreg_eval ridge pca scaler gnb ridge_fit scaler_fit gnb_fit, "
-                   "found '%s'\n", w.c_str());
+      std::fprintf(
+          stderr,
+          "onelearn-space-bench: expected a workload among kmeans knn logreg lloyd "
+          "knn_search logreg_eval ridge pca scaler gnb ridge_fit scaler_fit gnb_fit pca_fit, "
+          "found '%s'\n",
+          w.c_str());
       return 2;
     }
   }
@@ -373,17 +405,20 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if ((arg == "--space" || arg == "--repeats") && i + 1 < argc) {
       const std::string value = argv[++i];
-      if (arg == "--space") chosen = value;
-      else repeats = std::max(1, std::atoi(value.c_str()));
+      if (arg == "--space")
+        chosen = value;
+      else
+        repeats = std::max(1, std::atoi(value.c_str()));
     } else if (arg == "--version") {
       std::printf("onelearn-space-bench %s\n", ONELEARN_VERSION_STRING);
       return 0;
     } else if (arg == "--help" || arg == "-h") {
-      std::printf("onelearn-space-bench [--space SPACE] [--repeats N] [WORKLOAD...]\n"
-                  "spaces in this build: %s\n"
-                  "workloads: kmeans knn logreg ridge_fit scaler_fit gnb_fit lloyd knn_search "
-                  "logreg_eval ridge pca scaler gnb (default: all)\n",
-                  compiled_spaces().c_str());
+      std::printf(
+          "onelearn-space-bench [--space SPACE] [--repeats N] [WORKLOAD...]\n"
+          "spaces in this build: %s\n"
+          "workloads: kmeans knn logreg ridge_fit scaler_fit gnb_fit pca_fit lloyd knn_search "
+          "logreg_eval ridge pca scaler gnb (default: all)\n",
+          compiled_spaces().c_str());
       return 0;
     } else if (arg.starts_with("--")) {
       std::fprintf(stderr, "onelearn-space-bench: unknown option '%s' (see --help)\n", argv[i]);
@@ -393,8 +428,9 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads.empty()) {
-    workloads = {"kmeans", "knn",   "logreg", "ridge_fit", "scaler_fit", "gnb_fit", "lloyd",
-                 "knn_search", "logreg_eval", "ridge", "pca", "scaler", "gnb"};
+    workloads = {"kmeans",  "knn",     "logreg", "ridge_fit",  "scaler_fit",
+                 "gnb_fit", "pca_fit", "lloyd",  "knn_search", "logreg_eval",
+                 "ridge",   "pca",     "scaler", "gnb"};
   }
   try {
     if (chosen == "host") return run(space::host{}, repeats, workloads);

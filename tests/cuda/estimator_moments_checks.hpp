@@ -16,6 +16,10 @@
 //   weighted or not; the descent's number of passes too. Ridge to the space checks' tolerances
 //   (double 1e-12, float 1e-5); the coordinate descents to 1e-9 in double, since their passes
 //   carry the Gram matrix's rounding (sums added in another order) through every update.
+// - decomposition::PCA: components, explained variances and their ratios, singular values,
+//   mean, noise variance, n_samples and the transform, whitened or not. Its covariance is the
+//   same sums (space::gram without y); the eigensolver turns their 1e-12 into about 1e-10 on
+//   components whose variances are well apart, so those are held to 1e-9 (float: 1e-4).
 
 #include <doctest/doctest.h>
 
@@ -27,6 +31,7 @@
 #include <vector>
 
 #include "cuda/space_checks.hpp"
+#include "onelearn/decomposition/pca.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/elastic_net.hpp"
 #include "onelearn/linear_model/lasso.hpp"
@@ -204,7 +209,8 @@ void check_linear_models_in_space(const Exec& exec, const S& s) {
     const auto [first, rows] = block_of_rows(exec, n, rank0_empty);
     for (const bool weighted : {false, true}) {
       for (const bool intercept : {true, false}) {
-        INFO((weighted ? "weighted" : "unweighted"), (intercept ? ", intercept" : ", no intercept"));
+        INFO((weighted ? "weighted" : "unweighted"),
+             (intercept ? ", intercept" : ", no intercept"));
         {
           INFO("Ridge");
           const linear_model::RidgeParams params{.alpha = 0.5, .fit_intercept = intercept};
@@ -214,8 +220,8 @@ void check_linear_models_in_space(const Exec& exec, const S& s) {
         }
         {
           INFO("Lasso");
-          const linear_model::LassoParams params{.alpha = 0.05, .fit_intercept = intercept,
-                                                 .tol = 1e-8};
+          const linear_model::LassoParams params{
+              .alpha = 0.05, .fit_intercept = intercept, .tol = 1e-8};
           check_linear_fit(linear_model::Lasso<T>(params),
                            linear_model::Lasso<T, Exec, S>(params, exec, s), d, target, weighted,
                            first, rows, descent_tol);
@@ -229,6 +235,51 @@ void check_linear_models_in_space(const Exec& exec, const S& s) {
                            weighted, first, rows, descent_tol);
         }
       }
+    }
+  }
+}
+
+template <class T, class Exec, class S>
+void check_pca_in_space(const Exec& exec, const S& s) {
+  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+       " rank(s)");
+  // Correlated features far from the origin, with variances well apart (scales 1 to 6).
+  const index_t n = 600;
+  const index_t p = 6;
+  std::mt19937_64 rng(seed + 97);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Matrix<T> X(n, p);
+  for (index_t i = 0; i < n; ++i) {
+    Vector<double> z(p);
+    for (index_t j = 0; j < p; ++j) z(j) = normal(rng) * static_cast<double>(j + 1);
+    for (index_t j = 0; j < p; ++j) X(i, j) = static_cast<T>(100.0 + z(j) + 0.3 * z((j + 1) % p));
+  }
+  const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-9;
+  for (const bool rank0_empty : rank0_empty_cases(exec)) {
+    INFO("rank 0 without rows: ", rank0_empty);
+    const auto [first, rows] = block_of_rows(exec, n, rank0_empty);
+    const Matrix<T> mine = X.middleRows(first, rows);
+    for (const bool whiten : {false, true}) {
+      INFO("whiten: ", whiten);
+      const decomposition::PCAParams params{.n_components = 3, .whiten = whiten};
+      decomposition::PCA<T> on_host(params);
+      on_host.fit(X);
+      decomposition::PCA<T, Exec, S> in_space(params, exec, s);
+      in_space.fit(mine);
+      CHECK(in_space.n_samples() == n);
+      check_close_by_column("components", Matrix<T>(in_space.components().transpose()),
+                            Matrix<T>(on_host.components().transpose()), tol);
+      check_close_each("explained_variance", in_space.explained_variance(),
+                       on_host.explained_variance(), tol);
+      check_close_each("explained_variance_ratio", in_space.explained_variance_ratio(),
+                       on_host.explained_variance_ratio(), tol);
+      check_close_each("singular_values", in_space.singular_values(), on_host.singular_values(),
+                       tol);
+      check_close_each("mean", in_space.mean(), on_host.mean(), tolerance<T>());
+      check_close("noise_variance", static_cast<double>(in_space.noise_variance()),
+                  static_cast<double>(on_host.noise_variance()), tol);
+      check_close_by_column("transform", in_space.transform(mine), on_host.transform(mine), tol,
+                            1.0);
     }
   }
 }

@@ -290,6 +290,7 @@ void check_all_shapes(const S& s) {
   check_kernels<S, T>(s, 7, 3, 4);
   check_kernels<S, T>(s, 2000, 5, 4);
   check_kernels<S, T>(s, 20011, 3, 3);
+  check_kernels<S, T>(s, 999, 5, 21);  // more centres than a tile of the Lloyd assignment
 }
 
 /// A failed allocation names its size.

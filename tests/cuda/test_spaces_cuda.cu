@@ -167,6 +167,11 @@ TEST_CASE_TEMPLATE("Ridge, Lasso and ElasticNet on the GPU equal the host's fits
   space_test::check_linear_models_in_space<T>(exec::local{}, space::thrust_cuda{});
 }
 
+TEST_CASE_TEMPLATE("PCA on the GPU equals the host's fit", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_pca_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
 TEST_CASE("KMeans on a machine without a device: no_device_error at fit") {
   if (has_device()) return;
   cluster::KMeans<double, exec::local, space::thrust_cuda> km({.n_clusters = 2});

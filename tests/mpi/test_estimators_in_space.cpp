@@ -82,3 +82,14 @@ TEST_CASE_TEMPLATE("Ridge, Lasso and ElasticNet in a Thrust space under exec::mp
   MESSAGE("no Thrust in this build: the linear models in a space under exec::mpi not checked");
 #endif
 }
+
+TEST_CASE_TEMPLATE("PCA in a Thrust space under exec::mpi equals one process on the host", T, double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_pca_in_space<T>(world, space::thrust_omp{});
+#elif defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_pca_in_space<T>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: PCA in a space under exec::mpi not checked");
+#endif
+}

@@ -83,6 +83,18 @@ TEST_CASE_TEMPLATE("Ridge, Lasso and ElasticNet in a CPU Thrust space equal the 
 #endif
 }
 
+TEST_CASE_TEMPLATE("PCA in a CPU Thrust space equals the host's fit", T, double, float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_pca_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_pca_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_pca_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
 TEST_CASE("KMeans on the host is KMeans<T, exec::local, space::host>") {
   static_assert(std::is_same_v<cluster::KMeans<double>,
                                cluster::KMeans<double, exec::local, space::host>>);

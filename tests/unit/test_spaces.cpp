@@ -108,8 +108,8 @@ TEST_CASE_TEMPLATE("space::host runs the estimators' own kernels", T, double, fl
 
   // The linear models' normal equations.
   const Vector<double> x_mean = d.X.template cast<double>().colwise().mean().transpose();
-  const auto eq = detail::local_gram_sums<T>(d.X, std::optional<VectorRef<T>>(d.y), weights, 0.5,
-                                             x_mean, 0.1);
+  const auto eq =
+      detail::local_gram_sums<T>(d.X, std::optional<VectorRef<T>>(d.y), weights, 0.5, x_mean, 0.1);
   const space::gram_sums g = space::gram(h, X.view(), y, w, 0.5, x_mean, 0.1);
   CHECK(g.gram == eq.gram);
   CHECK(g.xty == eq.xty);
@@ -131,8 +131,7 @@ TEST_CASE_TEMPLATE("space::host runs the estimators' own kernels", T, double, fl
     const Matrix<double> params = Matrix<double>::Constant(1, p + 1, 0.1);
     Matrix<double> grad(1, p + 1), grad_h(1, p + 1);
     const Vector<double> wd = d.w;
-    const double loss =
-        detail::logistic_terms(d.X, binary, wd, true, true, params, grad);
+    const double loss = detail::logistic_terms(d.X, binary, wd, true, true, params, grad);
     const double loss_h = space::logistic_loss_gradient(
         h, X.view(), space::vector_view<const index_t>{binary.data(), n}, w, true, true, params,
         grad_h);
@@ -145,8 +144,8 @@ TEST_CASE_TEMPLATE("space::host runs the estimators' own kernels", T, double, fl
 // The device's forms of three kernels (work items by lanes of a chunk, the k nearest by segments
 // of rows) are plain Thrust code, so they run here too: what the GPU runs is checked on every
 // machine, against the host's kernels and the CPU systems' own forms.
-TEST_CASE_TEMPLATE("the device's forms of the kernels equal the host's (run on the CPU systems)",
-                   C, space_case<space::thrust_cpp, double>,
+TEST_CASE_TEMPLATE("the device's forms of the kernels equal the host's (run on the CPU systems)", C,
+                   space_case<space::thrust_cpp, double>,
                    space_case<space::thrust_cpp, float> ONELEARN_OMP_CASES) {
   using S = typename C::space_type;
   using T = typename C::value_type;
@@ -213,8 +212,8 @@ TEST_CASE_TEMPLATE("the device's forms of the kernels equal the host's (run on t
       const auto queries = space_test::make_data<T>(std::min<index_t>(n, 40) + 3, p, k, 5);
       const auto Qs = space::to_space(s, MatrixRef<T>(queries.X));
       for (const index_t kk : {index_t{1}, index_t{3}, index_t{9}}) {
-        const space::neighbours whole = space::nearest_k(h, Xh.view(),
-                                                         space::to_space(h, MatrixRef<T>(queries.X)).view(), kk);
+        const space::neighbours whole =
+            space::nearest_k(h, Xh.view(), space::to_space(h, MatrixRef<T>(queries.X)).view(), kk);
         for (const index_t segments : {index_t{1}, index_t{2}, index_t{7}, index_t{1000}}) {
           for (const bool feature_major : {false, true}) {
             INFO("k = ", kk, ", segments = ", segments, (feature_major ? ", feature-major" : ""));
@@ -232,31 +231,48 @@ TEST_CASE_TEMPLATE("the device's forms of the kernels equal the host's (run on t
 
 #if defined(ONELEARN_SPACE_HAVE_OMP)
 TEST_CASE("the CPU Thrust systems give the same bits, on any number of threads") {
-  const auto d = space_test::make_data<double>(50'000, 6, 4, 11);
+  // k = 21 clusters: the Lloyd assignment's tiles of 16 centres, a whole one and a part.
+  const auto d = space_test::make_data<double>(50'000, 6, 21, 11);
   const index_t n = d.X.rows();
   const space::vector_view<const double> w{d.w.data(), n};
   const space::vector_view<const index_t> classes{d.class_of.data(), n};
+  // Centres near the classes' means (make_data: feature values 3 + 2c + noise).
+  Matrix<double> centers(d.k, d.X.cols());
+  for (index_t c = 0; c < d.k; ++c) centers.row(c).setConstant(3.25 + 2.0 * double(c));
+  Matrix<double> params(d.k, d.X.cols() + 1);
+  for (index_t i = 0; i < params.size(); ++i) params.data()[i] = 0.01 * double(i % 11) - 0.05;
+  const Vector<double> gram_mean = d.X.colwise().mean().transpose();
   const auto run = [&](const auto& s) {
     const auto X = space::to_space(s, MatrixRef<double>(d.X));
     const Vector<double> x_mean = space::column_sums(s, X.view(), w) / d.w.sum();
     const space::class_moments cm = space::class_sums(s, X.view(), classes, w, d.k);
-    const space::gram_sums g = space::gram(s, X.view(), {}, w, 1.0, x_mean, 0.0);
-    return std::vector<Matrix<double>>{x_mean, cm.sums, g.gram};
+    // About a mean every space is given (their column sums differ in the last bits).
+    const space::gram_sums g = space::gram(s, X.view(), {}, w, 1.0, gram_mean, 0.0);
+    space::vector<std::decay_t<decltype(s)>, std::int64_t> labels(s, n);
+    const space::lloyd_sums step =
+        space::lloyd_step(s, X.view(), centers, labels.mutable_view(), {});
+    Matrix<double> logistic(d.k, d.X.cols() + 2);
+    logistic.col(0).setConstant(space::logistic_loss_gradient(
+        s, X.view(), classes, w, false, true, params, logistic.rightCols(d.X.cols() + 1)));
+    return std::vector<Matrix<double>>{
+        x_mean, cm.sums, g.gram, step.sums, labels.to_host().template cast<double>(), logistic};
   };
-  // The Thrust reductions give thrust_cpp's bits on omp and tbb; gram on those two is the host's
-  // blocked kernel (their BLAS, as cuBLAS is CUDA's), whose chunks are fixed too: the host's
-  // bits on any number of threads.
+  // The Thrust reductions and the Lloyd step give thrust_cpp's bits on omp and tbb; gram and the
+  // logistic loss on those two run the host's products (their BLAS, as cuBLAS is CUDA's) in the
+  // host's fixed chunks: the host's bits, on any number of threads.
   const auto sequential = run(space::thrust_cpp{});
-  const Vector<double> x_mean = sequential[0];
-  const Matrix<double> host_gram =
-      space::gram(space::host{}, space::to_space(space::host{}, MatrixRef<double>(d.X)).view(), {},
-                  w, 1.0, x_mean, 0.0)
-          .gram;
+  const auto host = run(space::host{});
   const auto same_bits = [&](const std::vector<Matrix<double>>& got) {
     CHECK(got[0] == sequential[0]);
     CHECK(got[1] == sequential[1]);
-    CHECK(got[2] == host_gram);
+    CHECK(got[2] == host[2]);
+    CHECK(got[3] == sequential[3]);
+    CHECK(got[4] == sequential[4]);
+    CHECK(got[5] == host[5]);
   };
+  // Not a degenerate case: the clusters of the step and the classes differ.
+  CHECK((sequential[4].array() > 15).count() > 100);
+  CHECK(sequential[5].col(0).minCoeff() > 0);
   const int threads = omp_get_max_threads();
   for (const int t : {1, 2, 3}) {
     INFO(t, " OpenMP threads");

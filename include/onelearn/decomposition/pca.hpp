@@ -16,6 +16,10 @@
  * onelearn::decomposition::PCA<double, onelearn::exec::mpi> dpca({.n_components = 2},
  *                                                               onelearn::exec::mpi{comm});
  * dpca.fit(my_rows);
+ *
+ * // In a compute space (space/space.hpp): Xc^T Xc is formed there.
+ * onelearn::decomposition::PCA<double, onelearn::exec::local, onelearn::space::thrust_omp> omp(
+ *     {.n_components = 2});
  * \endcode
  *
  * decomposition::PCA: principal component analysis, as scikit-learn 1.2's PCA (exact solver).
@@ -60,6 +64,14 @@
  * O(n p^2) plus O(p^3) for the eigensolver: for p in the many thousands the randomized or
  * SVD solvers would be better.
  *
+ * \par Compute spaces
+ * The third template argument says where Xc^T Xc is formed (space/space.hpp): `space::host`
+ * (the default) or a Thrust space (`thrust_cpp`, `thrust_omp`, `thrust_tbb`, or `thrust_cuda`,
+ * where cuBLAS's syrk forms it; include <onelearn/space/space.hpp> and link
+ * onelearn::thrust_<system>). fit copies X to a device once. The input checks, the mean, the
+ * eigensolver and the signs' pass over the rows (O(n p k) against the O(n p^2) of the
+ * covariance) stay on the host, and so do transform and inverse_transform.
+ *
  * \par Signs
  * Signs follow scikit-learn's svd_flip(U, Vt) (u-based): for each component, the entry of
  * largest magnitude of the column of U = Xc V / s is made positive. Here the scores Xc v_j are
@@ -86,11 +98,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/in_space.hpp"
 #include "onelearn/core/dataset.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
@@ -98,6 +112,8 @@
 #include "onelearn/core/validation.hpp"
 #include "onelearn/decomposition/detail/pca_covariance.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/space/concept.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::decomposition {
 
@@ -108,14 +124,15 @@ struct PCAParams {
   static constexpr std::array<std::string_view, 2> names{"n_components", "whiten"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class PCA : public WithParams<PCA<T, Exec, Space>, PCAParams> {
  public:
   using value_type = T;
   using Params = PCAParams;
 
-  explicit PCA(const Params& params = {}, Exec exec = {})
-      : WithParams<PCA, Params>(params), exec_(std::move(exec)) {}
+  explicit PCA(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<PCA, Params>(params), exec_(std::move(exec)), space_(std::move(space)) {}
 
   /// A fitted PCA with these attributes (see "A model from given attributes" above).
   /// shape_error for sizes that disagree; invalid_argument for NaN/Inf, a variance <= 0, an
@@ -134,8 +151,7 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
     }
     if (mean.size() != p) {
       throw shape_error(std::string(where) + ": expected a mean of " + std::to_string(p) +
-                        " entries (the components' columns), found " +
-                        std::to_string(mean.size()));
+                        " entries (the components' columns), found " + std::to_string(mean.size()));
     }
     if (explained_variance.size() != 0 && explained_variance.size() != k) {
       throw shape_error(std::string(where) + ": expected explained_variance of " +
@@ -144,8 +160,8 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
     }
     if (params.n_components == 0) params.n_components = k;
     if (params.n_components != k) {
-      throw invalid_argument(std::string(where) + ": expected n_components " +
-                             std::to_string(k) + " (the components' rows), found " +
+      throw invalid_argument(std::string(where) + ": expected n_components " + std::to_string(k) +
+                             " (the components' rows), found " +
                              std::to_string(params.n_components));
     }
     if (params.whiten && explained_variance.size() == 0) {
@@ -192,7 +208,7 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
     });
 
     // Xc^T Xc over all ranks, then its eigenpairs, largest first.
-    Eigen::MatrixXd gram = detail::centered_gram<T>(X, means.x);
+    Eigen::MatrixXd gram = local_centered_gram(X, means.x);
     exec_.allreduce(std::span<double>(gram.data(), static_cast<std::size_t>(gram.size())),
                     exec::reduce_op::sum);
     const auto eigen = detail::symmetric_eigen_descending(gram);
@@ -294,8 +310,25 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
   }
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  private:
+  /// (X - mean)^T (X - mean) over this rank's rows, both triangles: the host's kernel, or the
+  /// space's gram() (found by argument-dependent lookup, as Ridge's) on the rows brought there.
+  Eigen::MatrixXd local_centered_gram(const MatrixRef<T>& X, const Vector<double>& mean) const {
+    if constexpr (std::is_same_v<Space, space::host>) {
+      return detail::centered_gram<T>(X, mean);
+    } else {
+      // run_in_space: a rank whose device fails raises on every rank.
+      const space::gram_sums sums = onelearn::detail::run_in_space(exec_, space_, [&] {
+        const auto rows = space::to_space(space_, X);
+        return gram(space_, rows.view(), space::vector_view<const T>{},
+                    space::vector_view<const T>{}, 1.0, mean, 0.0);
+      });
+      return sums.gram.selfadjointView<Eigen::Lower>();
+    }
+  }
+
   /// The attributes of a fit on data: a PCA made by from_fitted has not seen any.
   void check_seen_data(std::string_view where) const {
     validation::check_fitted(where, fitted_);
@@ -332,6 +365,7 @@ class PCA : public WithParams<PCA<T, Exec>, PCAParams> {
   }
 
   Exec exec_;
+  Space space_;
   Matrix<T> components_;
   Vector<T> explained_variance_, explained_variance_ratio_, singular_values_, mean_;
   T noise_variance_{};

@@ -39,6 +39,11 @@ namespace onelearn::detail {
 inline constexpr index_t knn_query_block = 128;
 inline constexpr index_t knn_train_block = 512;
 
+/// exact_kbest cuts the queries into at most this many chunks, a multiple of knn_query_block
+/// each: every chunk centres the training blocks again, which costs n x p per chunk against the
+/// nq x n x p of the products.
+inline constexpr index_t knn_max_query_chunks = 8;
+
 /// The k nearest rows of n_queries queries, query-major (entry m of query i at i * k + m), each
 /// list sorted by (squared distance, row).
 struct ExactNeighbours {
@@ -210,10 +215,7 @@ ExactNeighbours exact_kbest(const MatrixRef<T>& X, const Vector<T>& mean, const 
   ExactNeighbours out;
   out.resize(nq, k_local);
   if (k_local == 0 || nq == 0) return out;
-  // A few chunks, a multiple of knn_query_block each: every chunk centres the training blocks
-  // again, which costs n x p per chunk against the nq x n x p of the products.
-  constexpr index_t max_query_chunks = 8;
-  const index_t grain = fixed_chunks(nq, knn_query_block, max_query_chunks);
+  const index_t grain = fixed_chunks(nq, knn_query_block, knn_max_query_chunks);
   for_each_chunk(nq, grain, [&](index_t, index_t begin, index_t end) {
     const ExactNeighbours part =
         exact_kbest_serial<T>(X, mean, Q.middleRows(begin, end - begin), k);

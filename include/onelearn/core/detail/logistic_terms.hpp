@@ -35,6 +35,9 @@ inline double sigmoid(double z) {
   return e / (1.0 + e);
 }
 
+/// Rows per product in logistic_terms: a block's scores (256 x k) stay in cache.
+inline constexpr index_t logistic_block = 256;
+
 /// The data term and its gradient on rows [begin, end) of X, added to `loss` and `grad`.
 inline void add_logistic_terms(const MatrixRef<double>& X, index_t begin, index_t end,
                                std::span<const index_t> class_of, const VectorRef<double>& weights,
@@ -83,8 +86,7 @@ inline double logistic_terms(const MatrixRef<double>& X, std::span<const index_t
       return *this;
     }
   };
-  // Blocks of 256 rows keep the block's scores (256 x k) in cache.
-  constexpr index_t block = 256;
+  constexpr index_t block = logistic_block;
   const Partial zero{0.0, Matrix<double>::Zero(params.rows(), params.cols())};
   const Partial total = sum_over_chunks(
       X.rows(), block, zero, [&](index_t chunk_begin, index_t chunk_end, Partial& out) {

@@ -24,8 +24,8 @@
 
 namespace onelearn::onnx {
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const decomposition::PCA<T, E>& m, const std::string& x) {
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const decomposition::PCA<T, E, S>& m, const std::string& x) {
   const Matrix<T>& components = m.components();  // k x p
   const auto k = static_cast<std::int64_t>(components.rows());
   const auto p = static_cast<std::int64_t>(components.cols());

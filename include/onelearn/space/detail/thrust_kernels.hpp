@@ -36,11 +36,20 @@
 
 #if defined(ONELEARN_SPACE_HAVE_THRUST)
 
+#include "onelearn/space/detail/thrust_cpu_forms.hpp"
+
 namespace onelearn::space {
 namespace detail {
 
 template <class System>
 using tspace = thrust_space<System>;
+
+/// The threaded CPU systems, which run some kernels in a CPU form of their own (the Lloyd
+/// assignment here, the products of thrust_cpu_forms.hpp, gram()); thrust_cpp keeps the
+/// device's forms, which every test run thereby checks.
+template <class System>
+inline constexpr bool threaded_cpu =
+    std::is_same_v<System, system::omp> || std::is_same_v<System, system::tbb>;
 
 /// How the rows are cut for a reduction whose partial has `width` doubles (and `scratch` more
 /// per chunk for the kernel's own use).
@@ -65,7 +74,8 @@ chunk_plan plan_chunks(index_t n, index_t width, index_t scratch) {
   return {grain, onelearn::detail::chunk_count(n, grain)};
 }
 
-/// One chunk: zero its partial, then body(i, partial, scratch) for each of its rows in order.
+/// One chunk: zero its partial, then body(i, partial, scratch) for each of its rows in order
+/// (or body.rows(begin, end, partial, scratch) once, where the body has it).
 template <class Body>
 struct chunk_pass {
   Body body;
@@ -82,7 +92,11 @@ struct chunk_pass {
     double* own = scratch_width > 0 ? scratch + chunk * scratch_width : nullptr;
     const index_t begin = chunk * grain;
     const index_t end = begin + grain < n ? begin + grain : n;
-    for (index_t i = begin; i < end; ++i) body(i, out, own);
+    if constexpr (requires { body.rows(begin, end, out, own); }) {
+      body.rows(begin, end, out, own);  // a body that takes its rows as a range
+    } else {
+      for (index_t i = begin; i < end; ++i) body(i, out, own);
+    }
   }
 };
 
@@ -157,7 +171,8 @@ Vector<double> chunked_sum(const tspace<System>& s, index_t n, index_t width, in
   if (n <= 0 || width <= 0) return out;
   const chunk_plan plan = plan_chunks<System>(n, width, scratch);
   // Scratch: every chunk zeroes its own partial, and the totals are written whole.
-  auto partials = s.template allocate_scratch<double>(static_cast<std::size_t>(plan.chunks * width));
+  auto partials =
+      s.template allocate_scratch<double>(static_cast<std::size_t>(plan.chunks * width));
   auto own = s.template allocate_scratch<double>(static_cast<std::size_t>(plan.chunks * scratch));
   double* partial_data = tspace<System>::data(partials);
   for_each_index(s, plan.chunks,
@@ -201,8 +216,10 @@ struct wide_chunk_pass {
 /// Rows per chunk for wide_chunked_sum: about 2^17 work items, at least 16 rows a chunk, the
 /// partials under 64 MiB.
 inline index_t wide_grain(index_t n, index_t width, index_t lanes) {
-  const index_t target_chunks = std::max<index_t>((index_t{1} << 17) / std::max<index_t>(lanes, 1), 1);
-  const index_t memory_chunks = std::max<index_t>((index_t{64} << 20) / (8 * std::max<index_t>(width, 1)), 1);
+  const index_t target_chunks =
+      std::max<index_t>((index_t{1} << 17) / std::max<index_t>(lanes, 1), 1);
+  const index_t memory_chunks =
+      std::max<index_t>((index_t{64} << 20) / (8 * std::max<index_t>(width, 1)), 1);
   const index_t chunks = std::max<index_t>(std::min(target_chunks, memory_chunks), 1);
   return std::max<index_t>(onelearn::detail::chunk_count(n, chunks), 16);
 }
@@ -555,6 +572,21 @@ struct squared_norms_kernel {
   }
 };
 
+/// Centres c0 .. c0 + m - 1, given their dot products with a row: keeps the nearest so far in
+/// (best, best_value) by ||c||^2 - 2 x.c, the first on ties (the first centre of all is taken
+/// whatever its value).
+template <class T>
+ONELEARN_SPACE_HD void keep_nearest_of_tile(const T* dot, index_t m, index_t c0, const T* c_norms,
+                                            index_t& best, T& best_value) {
+  for (index_t t = 0; t < m; ++t) {
+    const T value = c_norms[c0 + t] - T(2) * dot[t];
+    if (c0 + t == 0 || value < best_value) {
+      best_value = value;
+      best = c0 + t;
+    }
+  }
+}
+
 /// labels[i] = argmin_j ||c_j||^2 - 2 x_i.c_j (the first on ties), in T.
 template <class T>
 struct nearest_kernel {
@@ -581,55 +613,29 @@ struct nearest_kernel {
           if (t < m) dot[t] += xj * C(c0 + t, j);
         }
       }
-      for (index_t t = 0; t < m; ++t) {
-        const T value = c_norms[c0 + t] - T(2) * dot[t];
-        if (c0 + t == 0 || value < best_value) {
-          best_value = value;
-          best = c0 + t;
-        }
-      }
+      keep_nearest_of_tile(dot, m, c0, c_norms, best, best_value);
     }
     labels[i] = static_cast<std::int64_t>(best);
   }
 };
 
-/// nearest_kernel's CPU form: the same sums in the same order, with the centres feature-major
-/// (ct[j * k_pad + c], k_pad a whole number of tiles, zero centres past k), so that a tile's
-/// centres are consecutive values and the loop over them is vector code. nearest_kernel reads
-/// a tile's centres a row apart, the layout a device's threads (one row each) read best, which
-/// on the CPU systems stayed scalar: thrust_omp's 30 Lloyd steps on bench/'s kmeans shape
-/// (200k x 32, k = 16, double, 2 threads) took 0.57 s against the host's 0.23 s (its GEMM);
-/// with this form 0.24 s against 0.25 s.
+static_assert(nearest_kernel_cpu<double>::tile == nearest_kernel<double>::tile);
+
+/// lloyd_step's CPU form: the labels of a few rows (nearest_kernel_cpu) computed just before
+/// those rows are added to their clusters' sums (lloyd_sums_body), in one pass over the rows,
+/// while they are in cache; the same labels and sums as two passes. (A chunk_pass body with
+/// rows(): it takes its chunk's rows as ranges.)
 template <class T>
-struct nearest_kernel_cpu {
-  matrix_view<const T> X;
-  const T* ct;
-  index_t k;
-  index_t k_pad;
-  const T* c_norms;
-  std::int64_t* labels;
-  static constexpr index_t tile = nearest_kernel<T>::tile;
-  ONELEARN_SPACE_HD void operator()(index_t i) const {
-    const T* x = X.row(i);
-    index_t best = k > 0 ? 0 : -1;
-    T best_value = 0;
-    for (index_t c0 = 0; c0 < k; c0 += tile) {
-      T dot[tile] = {};
-      for (index_t j = 0; j < X.cols; ++j) {
-        const T xj = x[j];
-        const T* cj = ct + j * k_pad + c0;
-        for (index_t t = 0; t < tile; ++t) dot[t] += xj * cj[t];
-      }
-      const index_t m = k - c0 < tile ? k - c0 : tile;
-      for (index_t t = 0; t < m; ++t) {
-        const T value = c_norms[c0 + t] - T(2) * dot[t];
-        if (c0 + t == 0 || value < best_value) {
-          best_value = value;
-          best = c0 + t;
-        }
-      }
+struct assign_and_sum_cpu_body {
+  nearest_kernel_cpu<T> assign;
+  lloyd_sums_body<T> add;
+  static constexpr index_t group = 32;
+  ONELEARN_SPACE_HD void rows(index_t begin, index_t end, double* out, double* scratch) const {
+    for (index_t g = begin; g < end; g += group) {
+      const index_t g_end = g + group < end ? g + group : end;
+      assign.assign_rows(g, g_end);
+      for (index_t i = g; i < g_end; ++i) add(i, out, scratch);
     }
-    labels[i] = static_cast<std::int64_t>(best);
   }
 };
 
@@ -948,6 +954,40 @@ matrix<thrust_space<System>, T> pairwise_squared_distances(const thrust_space<Sy
   return out;
 }
 
+namespace detail {
+
+/// Centres padded to whole tiles of nearest_kernel_cpu.
+template <class T>
+index_t padded_centres(index_t k) {
+  constexpr index_t tile = nearest_kernel_cpu<T>::tile;
+  return (k + tile - 1) / tile * tile;
+}
+
+/// The centres as nearest_kernel_cpu reads them, in the space: feature-major with
+/// padded_centres(k) columns (zero past k), then their squared norms (computed as the host
+/// does, by Eigen in T, so that both compare the same values).
+template <class System, class T>
+auto feature_major_centres(const thrust_space<System>& s, const host_rows<T>& centers) {
+  const index_t k = centers.rows();
+  const index_t p = centers.cols();
+  const index_t k_pad = padded_centres<T>(k);
+  Vector<T> packed = Vector<T>::Zero(p * k_pad + k);
+  Eigen::Map<Matrix<T>>(packed.data(), p, k_pad).leftCols(k) = centers.transpose();
+  packed.tail(k) = centers.rowwise().squaredNorm();
+  return small_copy(s, packed.data(), packed.size());
+}
+
+/// nearest_kernel_cpu over `packed` (feature_major_centres' copy of `centers`).
+template <class T>
+nearest_kernel_cpu<T> cpu_assignment(matrix_view<const T> X, const host_rows<T>& centers,
+                                     const T* packed, std::int64_t* labels) {
+  const index_t k = centers.rows();
+  const index_t k_pad = padded_centres<T>(k);
+  return {X, packed, k, k_pad, packed + centers.cols() * k_pad, labels};
+}
+
+}  // namespace detail
+
 template <class System, class T>
 void nearest_rows(const thrust_space<System>& s, matrix_view<const T> X,
                   const host_rows<T>& centers, vector_view<std::int64_t> labels) {
@@ -958,19 +998,11 @@ void nearest_rows(const thrust_space<System>& s, matrix_view<const T> X,
   // after the centres in one copy (a Lloyd step asks for this once per iteration).
   const index_t k = centers.rows();
   const index_t p = centers.cols();
-  if constexpr (std::is_same_v<System, system::omp> || std::is_same_v<System, system::tbb>) {
-    // The threaded CPU systems: the centres feature-major, padded to whole tiles
-    // (nearest_kernel_cpu). thrust_cpp keeps the device's form, which every test run thereby
-    // checks (as gram() does).
-    constexpr index_t tile = detail::nearest_kernel<T>::tile;
-    const index_t k_pad = (k + tile - 1) / tile * tile;
-    Vector<T> packed = Vector<T>::Zero(p * k_pad + k);
-    Eigen::Map<Matrix<T>>(packed.data(), p, k_pad).leftCols(k) = centers.transpose();
-    packed.tail(k) = centers.rowwise().squaredNorm();
-    const auto c = detail::small_copy(s, packed.data(), packed.size());
-    detail::for_each_index(s, X.rows,
-                           detail::nearest_kernel_cpu<T>{X, S::data(c), k, k_pad,
-                                                         S::data(c) + p * k_pad, labels.data});
+  if constexpr (detail::threaded_cpu<System>) {
+    const auto c = detail::feature_major_centres<System, T>(s, centers);
+    detail::for_each_index(
+        s, onelearn::detail::chunk_count(X.rows, detail::nearest_kernel_cpu<T>::block),
+        detail::cpu_assignment(X, centers, S::data(c), labels.data));
     return;
   }
   Vector<T> packed(k * p + k);
@@ -978,25 +1010,37 @@ void nearest_rows(const thrust_space<System>& s, matrix_view<const T> X,
   packed.tail(k) = centers.rowwise().squaredNorm();
   const auto c = detail::small_copy(s, packed.data(), packed.size());
   const matrix_view<const T> C{S::data(c), k, p, p};
-  detail::for_each_index(s, X.rows, detail::nearest_kernel<T>{X, C, S::data(c) + k * p, labels.data});
+  detail::for_each_index(s, X.rows,
+                         detail::nearest_kernel<T>{X, C, S::data(c) + k * p, labels.data});
 }
 
 namespace detail {
 
-/// lloyd_step's sums by rows (one work item per chunk: the CPU systems' form, the host's
-/// chunks) or by lanes (wide_chunked_sum: the device's form).
+/// lloyd_step: on the threaded CPU systems the assignment and the sums in one pass
+/// (assign_and_sum_cpu_body); otherwise the assignment, then the sums by rows (one work item
+/// per chunk, the host's chunks: thrust_cpp) or by lanes (wide_chunked_sum: the device's form).
 template <class System, class T>
 lloyd_sums lloyd_step_as(const thrust_space<System>& s, matrix_view<const T> X,
                          const host_rows<T>& centers, vector_view<std::int64_t> labels,
                          vector_view<const std::int64_t> previous, bool by_lanes) {
   const index_t k = centers.rows();
   const index_t p = X.cols;
-  nearest_rows(s, X, centers, labels);
   const index_t width = k * p + k + 1;
-  const Vector<double> total =
-      by_lanes ? wide_chunked_sum(s, X.rows, width, p + 1,
-                                  lloyd_sums_lanes<T>{X, labels.data, previous, k})
-               : chunked_sum(s, X.rows, width, 0, lloyd_sums_body<T>{X, labels.data, previous, k});
+  Vector<double> total;
+  if constexpr (threaded_cpu<System>) {
+    thrust_space<System>::prepare();
+    const auto c = feature_major_centres<System, T>(s, centers);
+    total = chunked_sum(s, X.rows, width, 0,
+                        assign_and_sum_cpu_body<T>{
+                            cpu_assignment(X, centers, thrust_space<System>::data(c), labels.data),
+                            {X, labels.data, previous, k}});
+  } else {
+    nearest_rows(s, X, centers, labels);
+    total = by_lanes
+                ? wide_chunked_sum(s, X.rows, width, p + 1,
+                                   lloyd_sums_lanes<T>{X, labels.data, previous, k})
+                : chunked_sum(s, X.rows, width, 0, lloyd_sums_body<T>{X, labels.data, previous, k});
+  }
   lloyd_sums out;
   out.sums = Eigen::Map<const Matrix<double>>(total.data(), k, p);
   out.counts = total.segment(k * p, k);
@@ -1053,11 +1097,12 @@ neighbours nearest_k_in_segments(const thrust_space<System>& s, matrix_view<cons
   auto id = s.template allocate<std::int64_t>(size);
   // Feature-major queries (a small copy) for a device, whose warps read them together.
   typename S::template buffer<T> transposed;
-  nearest_k_kernel<T> search{X, queries.data, queries.rows, queries.stride, 1, k_local, segments,
-                             segment_rows, S::data(d), S::data(id)};
+  nearest_k_kernel<T> search{X,       queries.data, queries.rows, queries.stride, 1,
+                             k_local, segments,     segment_rows, S::data(d),     S::data(id)};
   if (feature_major) {
     transposed = s.template allocate<T>(static_cast<std::size_t>(queries.rows * queries.cols));
-    for_each_index(s, queries.rows * queries.cols, transpose_kernel<T>{queries, S::data(transposed)});
+    for_each_index(s, queries.rows * queries.cols,
+                   transpose_kernel<T>{queries, S::data(transposed)});
     search.queries = S::data(transposed);
     search.query_step = 1;
     search.feature_step = queries.rows;
@@ -1082,18 +1127,44 @@ neighbours nearest_k_in_segments(const thrust_space<System>& s, matrix_view<cons
 
 }  // namespace detail
 
+namespace detail {
+
+/// nearest_k on the threaded CPU systems: chunks of queries as work items, each searched by the
+/// host's GEMM screen (thrust_cpu_forms.hpp).
+template <class System, class T>
+neighbours nearest_k_by_query_chunks(const thrust_space<System>& s, matrix_view<const T> X,
+                                     matrix_view<const T> queries, index_t k) {
+  thrust_space<System>::prepare();
+  neighbours out;
+  const index_t k_local = std::min(k, X.rows);
+  out.resize(queries.rows, k_local);
+  if (k_local <= 0 || queries.rows == 0) return out;
+  const Vector<T> mean = eigen(X).colwise().mean().transpose();
+  const index_t grain = onelearn::detail::fixed_chunks(
+      queries.rows, onelearn::detail::knn_query_block, onelearn::detail::knn_max_query_chunks);
+  for_each_index(s, onelearn::detail::chunk_count(queries.rows, grain),
+                 nearest_k_chunk_cpu<T>{X, queries, &mean, k_local, grain, out.distances.data(),
+                                        out.indices.data()});
+  return out;
+}
+
+}  // namespace detail
+
 template <class System, class T>
 neighbours nearest_k(const thrust_space<System>& s, matrix_view<const T> X,
                      matrix_view<const T> queries, index_t k) {
+  if constexpr (detail::threaded_cpu<System>) {
+    return detail::nearest_k_by_query_chunks(s, X, queries, k);
+  }
   // A device: about 2^17 work items, segments of at least 64 rows. CPU systems: one pass per
   // query (their threads are few; the queries already fill them).
   index_t segments = 1;
   if constexpr (thrust_space<System>::is_device) {
-    const index_t wanted = onelearn::detail::chunk_count(index_t{1} << 17, std::max<index_t>(queries.rows, 1));
+    const index_t wanted =
+        onelearn::detail::chunk_count(index_t{1} << 17, std::max<index_t>(queries.rows, 1));
     segments = std::max<index_t>(1, std::min(wanted, X.rows / std::max<index_t>(k, 64)));
   }
-  return detail::nearest_k_in_segments(s, X, queries, k, segments,
-                                       thrust_space<System>::is_device);
+  return detail::nearest_k_in_segments(s, X, queries, k, segments, thrust_space<System>::is_device);
 }
 
 /// The Gram sums by a Thrust reduction (every system; on CUDA, gram() uses cuBLAS unless
@@ -1139,7 +1210,7 @@ template <class System, class T>
 gram_sums gram(const thrust_space<System>& s, matrix_view<const T> X, vector_view<const T> y,
                vector_view<const T> weights, double weight_scale, const Vector<double>& x_mean,
                double y_mean) {
-  if constexpr (std::is_same_v<System, system::omp> || std::is_same_v<System, system::tbb>) {
+  if constexpr (detail::threaded_cpu<System>) {
     return gram(host{}, X, y, weights, weight_scale, x_mean, y_mean);
 #if defined(ONELEARN_SPACE_HAVE_CUDA) && !defined(ONELEARN_NO_CUBLAS)
   } else if constexpr (std::is_same_v<System, system::cuda>) {
@@ -1167,9 +1238,9 @@ double logistic_loss_gradient_as(const thrust_space<System>& s, matrix_view<cons
   const auto coef = small_matrix<System, double>(s, params);
   Vector<double> total;
   if (!by_lanes) {
-    total = chunked_sum(s, X.rows, 1 + k * q, k,
-                        logistic_body<T>{X, class_of, weights, S::data(coef), k, binary,
-                                         fit_intercept});
+    total = chunked_sum(
+        s, X.rows, 1 + k * q, k,
+        logistic_body<T>{X, class_of, weights, S::data(coef), k, binary, fit_intercept});
   } else {
     auto loss = s.template allocate_scratch<double>(static_cast<std::size_t>(X.rows));
     auto residuals = s.template allocate_scratch<double>(static_cast<std::size_t>(X.rows * k));
@@ -1178,6 +1249,36 @@ double logistic_loss_gradient_as(const thrust_space<System>& s, matrix_view<cons
                                            fit_intercept, S::data(loss), S::data(residuals)});
     const logistic_lanes<T> lanes{{S::data(loss), S::data(residuals), k, X.cols, fit_intercept}, X};
     total = wide_chunked_sum(s, X.rows, 1 + k * q, q + 1, lanes);
+  }
+  grad = Eigen::Map<const Matrix<double>>(total.data() + 1, k, q);
+  return total(0);
+}
+
+/// logistic_loss_gradient on the threaded CPU systems: the host's chunks as work items, each
+/// with the host's products (thrust_cpu_forms.hpp), the partials added in chunk order.
+template <class System, class T>
+double logistic_by_chunks(const thrust_space<System>& s, matrix_view<const T> X,
+                          vector_view<const index_t> class_of, vector_view<const T> weights,
+                          bool binary, bool fit_intercept, const MatrixRef<double>& params,
+                          Eigen::Ref<Matrix<double>> grad) {
+  using S = thrust_space<System>;
+  S::prepare();
+  const index_t k = params.rows();
+  const index_t q = params.cols();
+  const index_t width = 1 + k * q;
+  const Matrix<double> coefficients = params;  // compact, row-major
+  const index_t grain = onelearn::detail::fixed_chunks(X.rows, onelearn::detail::logistic_block,
+                                                       onelearn::detail::max_partials);
+  const index_t chunks = onelearn::detail::chunk_count(X.rows, grain);
+  Vector<double> total = Vector<double>::Zero(width);
+  if (chunks > 0) {
+    auto partials = s.template allocate_scratch<double>(static_cast<std::size_t>(chunks * width));
+    for_each_index(s, chunks,
+                   logistic_chunk_cpu<T>{X, class_of, weights, coefficients.data(), k, q, binary,
+                                         fit_intercept, grain, S::data(partials)});
+    auto totals = s.template allocate_scratch<double>(static_cast<std::size_t>(width));
+    add_partials_in_groups(s, S::data(partials), chunks, width, S::data(totals));
+    s.copy_to_host(S::data(totals), static_cast<std::size_t>(width), total.data());
   }
   grad = Eigen::Map<const Matrix<double>>(total.data() + 1, k, q);
   return total(0);
@@ -1199,6 +1300,9 @@ double logistic_loss_gradient(const thrust_space<System>& s, matrix_view<const T
     }
   }
 #endif
+  if constexpr (detail::threaded_cpu<System>) {
+    return detail::logistic_by_chunks(s, X, class_of, weights, binary, fit_intercept, params, grad);
+  }
   return detail::logistic_loss_gradient_as(s, X, class_of, weights, binary, fit_intercept, params,
                                            grad, thrust_space<System>::is_device);
 }
