@@ -630,7 +630,7 @@ struct assign_and_sum_cpu_body {
   nearest_kernel_cpu<T> assign;
   lloyd_sums_body<T> add;
   static constexpr index_t group = 32;
-  ONELEARN_SPACE_HD void rows(index_t begin, index_t end, double* out, double* scratch) const {
+  void rows(index_t begin, index_t end, double* out, double* scratch) const {  // host only
     for (index_t g = begin; g < end; g += group) {
       const index_t g_end = g + group < end ? g + group : end;
       assign.assign_rows(g, g_end);
