@@ -108,19 +108,23 @@ echo "test.sh: tests took $((SECONDS - start)) s"
 
 start=$SECONDS
 if (( early )); then
-  trap - EXIT
-  for pid_and_log in "${early_pids[0]}:build/fuzz-build.log" "${early_pids[1]}:build/cuda-phase.log"; do
-    status=0
-    wait "${pid_and_log%%:*}" || status=$?
-    echo "test.sh: ${pid_and_log#*:}:"
-    cat "${pid_and_log#*:}"
+  # The fuzz run (one core) starts as soon as its target is built, beside whatever the nvcc
+  # check has left to compile.
+  wait_early() {  # pid log
+    local status=0
+    wait "$1" || status=$?
+    echo "test.sh: $2:"
+    cat "$2"
     if (( status != 0 )); then
-      echo "test.sh: ${pid_and_log#*:} ended with exit $status" >&2
+      echo "test.sh: $2 ended with exit $status" >&2
       exit "$status"
     fi
-  done
-  echo "test.sh: waited $((SECONDS - start)) s for the fuzz target's and the nvcc check's builds"
+  }
+  wait_early "${early_pids[0]}" build/fuzz-build.log
+  echo "test.sh: waited $((SECONDS - start)) s after ctest for the fuzz target's build"
   fuzz_run
+  wait_early "${early_pids[1]}" build/cuda-phase.log
+  trap - EXIT
 else
   # Without the memory for the early start: the fuzz phase (about one core: one clang compile,
   # then libFuzzer's one input at a time) beside the nvcc check, its output kept in a log that
