@@ -106,24 +106,26 @@ start=$SECONDS
 ctest --test-dir build -j$jobs --output-on-failure
 echo "test.sh: tests took $((SECONDS - start)) s"
 
+# Waits for a background phase, prints its log, and stops with its exit status if it failed.
+wait_for() {  # pid log
+  local status=0
+  wait "$1" || status=$?
+  echo "test.sh: $2:"
+  cat "$2"
+  if (( status != 0 )); then
+    echo "test.sh: $2 ended with exit $status" >&2
+    exit "$status"
+  fi
+}
+
 start=$SECONDS
 if (( early )); then
   # The fuzz run (one core) starts as soon as its target is built, beside whatever the nvcc
   # check has left to compile.
-  wait_early() {  # pid log
-    local status=0
-    wait "$1" || status=$?
-    echo "test.sh: $2:"
-    cat "$2"
-    if (( status != 0 )); then
-      echo "test.sh: $2 ended with exit $status" >&2
-      exit "$status"
-    fi
-  }
-  wait_early "${early_pids[0]}" build/fuzz-build.log
+  wait_for "${early_pids[0]}" build/fuzz-build.log
   echo "test.sh: waited $((SECONDS - start)) s after ctest for the fuzz target's build"
   fuzz_run
-  wait_early "${early_pids[1]}" build/cuda-phase.log
+  wait_for "${early_pids[1]}" build/cuda-phase.log
   trap - EXIT
 else
   # Without the memory for the early start: the fuzz phase (about one core: one clang compile,
@@ -134,14 +136,7 @@ else
   fuzz_pid=$!
   trap 'kill "$fuzz_pid" 2>/dev/null || true' EXIT  # a failed CUDA check ends the fuzz phase too
   cuda_phase
-  fuzz_status=0
-  wait "$fuzz_pid" || fuzz_status=$?
   trap - EXIT
-  echo "test.sh: the fuzz phase ($fuzz_log):"
-  cat "$fuzz_log"
-  if (( fuzz_status != 0 )); then
-    echo "test.sh: the fuzz phase failed (exit $fuzz_status)" >&2
-    exit "$fuzz_status"
-  fi
+  wait_for "$fuzz_pid" "$fuzz_log"
 fi
 echo "test.sh: the fuzz and CUDA phases took $((SECONDS - start)) s after ctest"
