@@ -24,10 +24,15 @@ target_compile_options(onelearn_warnings INTERFACE
 # The sanitizers, for the executables that run onelearn's code under test (tests/ links it).
 # scripts/test.sh turns them on, so that one build of the tests runs everything once, under
 # ASan and UBSan, instead of a plain build and a second, sanitized build of the same files.
-# -O1: Eigen is written for an inlining compiler; at -O0 under ASan the unit tests ran more than
-# 40 times slower than at -O2 (past a 300 s timeout, from 7 s), and -O1 compiles faster than
-# -O2 with the sanitizers (test_ridge.cpp: 92 s against 123 s). -g1: line tables for the
-# reports, without the cost of full debug information.
+# -Og: Eigen is written for an inlining compiler; at -O0 under ASan the unit tests ran more than
+# 40 times slower than at -O2 (past a 300 s timeout, from 7 s), and -O0 does not even compile
+# faster under ASan (every load and store is instrumented). -Og keeps the early inliner that
+# Eigen needs and skips the -O1 passes that cost the most compile time: test_k_means.cpp 39-41
+# CPU s against 52-53 at -O1, test_rl_agents.cpp 47 against 72 (2026-11-29), while the tests run
+# as fast (test_k_means 0.7 s either way) or up to a third slower where the networks train
+# (test_rl_agents 58-79 s against 45-58): the CI machine compiles these files once and runs them
+# once, and the compile is the larger part. -g1: line tables for the reports, without the cost
+# of full debug information.
 # Three UBSan checks are left out because they cost a third of the compile time (test_ridge.cpp,
 # g++ 12 -O1, CPU seconds: no sanitizer 44, ASan 58, ASan+UBSan 91, without these three 62) and
 # add little here: `null` (ASan reports the dereference itself), `alignment` (x86 loads any
@@ -36,7 +41,7 @@ add_library(onelearn_sanitizers INTERFACE)
 if(ONELEARN_SANITIZE)
   target_compile_options(onelearn_sanitizers INTERFACE
     -fsanitize=address,undefined -fno-sanitize=alignment,null,vptr
-    -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g1)
+    -fno-sanitize-recover=undefined -fno-omit-frame-pointer -Og -g1)
   target_link_options(onelearn_sanitizers INTERFACE
     -fsanitize=address,undefined -fno-sanitize=alignment,null,vptr)
 endif()
