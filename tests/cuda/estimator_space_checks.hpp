@@ -72,6 +72,14 @@ void check_kmeans_fit(const Exec& exec, const S& s, const cluster::KMeansParams&
   check_close("inertia", static_cast<double>(in_space.inertia()),
               static_cast<double>(on_host.inertia()), tol);
   CHECK(in_space.predict(mine) == on_host.predict(mine));
+  // The threaded CPU systems run the host's own iterations with their threads doing the same
+  // chunks (space::chunk_loop): in one process, the host's bits.
+  if constexpr (requires { chunk_loop(s); }) {
+    if (exec.size() == 1) {
+      CHECK(in_space.cluster_centers() == on_host.cluster_centers());
+      CHECK(in_space.inertia() == on_host.inertia());
+    }
+  }
 }
 
 /// The three cases on blobs, for this rank's block of rows (all of them under exec::local).

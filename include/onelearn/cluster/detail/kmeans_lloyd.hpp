@@ -122,10 +122,10 @@ struct HamerlyBounds {
 };
 
 /// ||x_i||^2 in double for each row of X, for HamerlyBounds::squared_norms (on threads).
-template <class T>
-Vector<double> row_squared_norms_double(const MatrixRef<T>& X) {
+template <class T, class Chunks = host_chunks>
+Vector<double> row_squared_norms_double(const MatrixRef<T>& X, const Chunks& chunks = {}) {
   Vector<double> out(X.rows());
-  for_each_chunk(X.rows(), block_rows, [&](index_t, index_t begin, index_t end) {
+  chunks(X.rows(), block_rows, [&](index_t, index_t begin, index_t end) {
     for (index_t i = begin; i < end; ++i) out(i) = X.row(i).template cast<double>().squaredNorm();
   });
   return out;
@@ -226,12 +226,13 @@ HamerlyCentres hamerly_centres(const Matrix<T>& centers) {
 /// such rows (one GEMM per block); if its two smallest values there are too close for that
 /// GEMM's rounding to be sure to agree with the plain kernel's, its original block is
 /// recomputed exactly as nearest_rows does it. `bounds.squared_norms` must hold
-/// row_squared_norms_double(X).
-template <class T>
+/// row_squared_norms_double(X). `chunks` runs the chunks (host_chunks: for_each_chunk).
+template <class T, class Chunks = host_chunks>
 double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
                               Eigen::Ref<Labels> labels, HamerlyBounds& bounds,
                               const Vector<double>& moves, bool full, bool with_sums,
-                              Eigen::Ref<Matrix<double>> sums, Eigen::Ref<Vector<double>> counts) {
+                              Eigen::Ref<Matrix<double>> sums, Eigen::Ref<Vector<double>> counts,
+                              const Chunks& chunks = {}) {
   const index_t n = X.rows();
   const index_t p = X.cols();
   const index_t k = centers.rows();
@@ -253,7 +254,7 @@ double assign_and_sum_bounded(const MatrixRef<T>& X, const Matrix<T>& centers,
   constexpr index_t window_rows = 4 * block_rows;
   // How far ahead the bounds pass prefetches rows (enough to cover a memory latency).
   constexpr index_t prefetch_rows = 16;
-  for_each_chunk(n, grain, [&](index_t chunk, index_t begin, index_t end) {
+  chunks(n, grain, [&](index_t chunk, index_t begin, index_t end) {
     double* partial = partials.row(chunk).data();
     std::vector<index_t> best(static_cast<std::size_t>(block_rows));
     std::vector<T> best_values(static_cast<std::size_t>(block_rows));
@@ -382,11 +383,13 @@ struct no_iteration_report {
 /// assign_and_sum_bounded): the same labels, sums, centres and n_iter as the plain assignment,
 /// which `bounded = false` runs (kept to test that equality). After each iteration
 /// `on_iteration(n_iter, labels changed over all ranks, squared centre shift)` is called with
-/// numbers every rank shares (KMeans's verbose lines).
-template <class T, exec::ExecutionPolicy Exec, class OnIteration = no_iteration_report>
+/// numbers every rank shares (KMeans's verbose lines). The bounded path's chunks of rows run
+/// through `chunks` (host_chunks: OpenMP's threads; a CPU compute space passes its own).
+template <class T, exec::ExecutionPolicy Exec, class OnIteration = no_iteration_report,
+          class Chunks = host_chunks>
 LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef<T>& X,
                      Matrix<T> centers, index_t max_iter, double tol, bool bounded = true,
-                     const OnIteration& on_iteration = {}) {
+                     const OnIteration& on_iteration = {}, const Chunks& chunks = {}) {
   const index_t n = X.rows();
   const index_t p = X.cols();
   const index_t k = centers.rows();
@@ -402,7 +405,7 @@ LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef
   if (bounded) {
     bounds.upper.resize(n);
     bounds.lower.resize(n);
-    bounds.squared_norms = row_squared_norms_double<T>(X);
+    bounds.squared_norms = row_squared_norms_double<T>(X, chunks);
   }
   Vector<double> moves = Vector<double>::Zero(k);
   bool full = true;
@@ -410,7 +413,7 @@ LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef
   while (out.n_iter < max_iter) {
     if (bounded) {
       totals(k * p + k) = assign_and_sum_bounded<T>(X, centers, out.labels, bounds, moves, full,
-                                                    true, sums, counts);
+                                                    true, sums, counts, chunks);
       full = false;
     } else {
       totals(k * p + k) = lloyd_assign_and_sum<T>(X, centers, out.labels, previous, sums, counts);
@@ -443,13 +446,14 @@ LloydResult<T> lloyd(const Exec& exec, const RowPartition& rows, const MatrixRef
   if (!strict_convergence) {
     if (bounded) {
       // The final assignment through the bounds too; the sums are not needed.
-      assign_and_sum_bounded<T>(X, centers, out.labels, bounds, moves, full, false, sums, counts);
+      assign_and_sum_bounded<T>(X, centers, out.labels, bounds, moves, full, false, sums, counts,
+                                chunks);
     } else {
       nearest_rows<T>(X, centers, row_squared_norms<T>(centers), out.labels);
     }
   }
 
-  double inertia = paired_squared_distances<T>(X, centers, out.labels).sum();
+  double inertia = paired_squared_distances<T>(X, centers, out.labels, chunks).sum();
   exec.allreduce(std::span<double>(&inertia, 1), exec::reduce_op::sum);
   out.inertia = inertia;
   out.centers = std::move(centers);

@@ -10,7 +10,13 @@
 //
 // Why not Hamerly's bounds here: they skip rows one by one, which pays on a CPU whose cost is
 // the GEMM per row, but on a device every row is one thread of the same kernel, and the bounds
-// would add two values per row of traffic to save arithmetic the device has in excess.
+// would add two values per row of traffic to save arithmetic the device has in excess. On the
+// threaded CPU systems (thrust_omp, thrust_tbb: those with a space::chunk_loop) they pay as on
+// the host, so there the host's bounded iterations (lloyd() in kmeans_lloyd.hpp) run on the
+// space's rows, which are the host's, with the system's threads doing the chunks: the host's
+// bits. Their own form of the plain step (one pass per iteration over every row) took 1.22-1.44x
+// the host's fit on bench/'s kmeans (200k x 32, k = 16, 2 threads, 2026-11-29), since the host
+// skips most rows after the first iterations.
 //
 // The relocation of an empty cluster (rare: a cluster left with no rows) reads the farthest rows
 // on the host, from the caller's rows centred there for the occasion, after one copy of the
@@ -25,19 +31,17 @@
 #include "onelearn/exec/policy.hpp"
 #include "onelearn/space/concept.hpp"
 #include "onelearn/space/data.hpp"
+#include "onelearn/space/host.hpp"
 #include "onelearn/space/results.hpp"
 
 namespace onelearn::detail {
 
-/// Lloyd iterations from `centers` on this rank's rows centred on `mean`: `Xs` in space `s`,
-/// and `X`, the caller's rows on the host before centring (read only to relocate an empty
-/// cluster). Same contract as lloyd().
+/// lloyd_in_space by the space's kernels (one space::lloyd_step per iteration).
 template <class T, exec::ExecutionPolicy Exec, space::ComputeSpace S, class OnIteration>
-LloydResult<T> lloyd_in_space(const Exec& exec, const S& s, const RowPartition& rows,
-                              const MatrixRef<T>& X, const Vector<T>& mean,
-                              space::matrix_view<const T> Xs,
-                              Matrix<T> centers, index_t max_iter, double tol,
-                              const OnIteration& on_iteration) {
+LloydResult<T> lloyd_by_space_steps(const Exec& exec, const S& s, const RowPartition& rows,
+                                    const MatrixRef<T>& X, const Vector<T>& mean,
+                                    space::matrix_view<const T> Xs, Matrix<T> centers,
+                                    index_t max_iter, double tol, const OnIteration& on_iteration) {
   const index_t n = Xs.rows;
   const index_t p = Xs.cols;
   const index_t k = centers.rows();
@@ -93,6 +97,23 @@ LloydResult<T> lloyd_in_space(const Exec& exec, const S& s, const RowPartition& 
   out.labels = labels.to_host();
   out.centers = std::move(centers);
   return out;
+}
+
+/// Lloyd iterations from `centers` on this rank's rows centred on `mean`: `Xs` in space `s`,
+/// and `X`, the caller's rows on the host before centring (read only to relocate an empty
+/// cluster). Same contract as lloyd().
+template <class T, exec::ExecutionPolicy Exec, space::ComputeSpace S, class OnIteration>
+LloydResult<T> lloyd_in_space(const Exec& exec, const S& s, const RowPartition& rows,
+                              const MatrixRef<T>& X, const Vector<T>& mean,
+                              space::matrix_view<const T> Xs, Matrix<T> centers, index_t max_iter,
+                              double tol, const OnIteration& on_iteration) {
+  if constexpr (requires { chunk_loop(s); }) {
+    return lloyd<T>(exec, rows, MatrixRef<T>(space::detail::eigen(Xs)), std::move(centers),
+                    max_iter, tol, true, on_iteration, chunk_loop(s));
+  } else {
+    return lloyd_by_space_steps<T>(exec, s, rows, X, mean, Xs, std::move(centers), max_iter, tol,
+                                   on_iteration);
+  }
 }
 
 }  // namespace onelearn::detail

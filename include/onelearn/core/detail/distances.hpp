@@ -75,12 +75,14 @@ void nearest_rows(const MatrixRef<T>& X, const MatrixRef<T>& Y, const Vector<T>&
 }
 
 /// d_i = ||x_i - y_{index(i)}||^2, computed by subtracting first (no cancellation) and in double
-/// whatever T is: for inertia and for finding the points farthest from their centre.
-template <class T>
+/// whatever T is: for inertia and for finding the points farthest from their centre. `chunks`
+/// runs the row chunks (host_chunks: for_each_chunk).
+template <class T, class Chunks = host_chunks>
 Vector<double> paired_squared_distances(const MatrixRef<T>& X, const MatrixRef<T>& Y,
-                                        const Eigen::Ref<const Labels>& index) {
+                                        const Eigen::Ref<const Labels>& index,
+                                        const Chunks& chunks = {}) {
   Vector<double> d(X.rows());
-  for_each_chunk(X.rows(), block_rows, [&](index_t, index_t begin, index_t end) {
+  chunks(X.rows(), block_rows, [&](index_t, index_t begin, index_t end) {
     for (index_t i = begin; i < end; ++i) {
       d(i) = (X.row(i).template cast<double>() - Y.row(index(i)).template cast<double>())
                  .squaredNorm();

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "onelearn/core/types.hpp"
@@ -63,6 +64,17 @@ void for_each_chunk(index_t n, index_t grain, Body&& body) {
     body(chunk, begin, std::min(n, begin + grain));
   }
 }
+
+/// for_each_chunk as a value: the chunk loop a host algorithm takes as a parameter, so that a
+/// CPU compute space can run the same algorithm with its own threads doing the chunks (KMeans's
+/// bounded Lloyd iterations under space::thrust_omp and thrust_tbb: space/detail/
+/// thrust_kernels.hpp's system_chunks). The chunks are the same, so are the bits.
+struct host_chunks {
+  template <class Body>
+  void operator()(index_t n, index_t grain, Body&& body) const {
+    for_each_chunk(n, grain, std::forward<Body>(body));
+  }
+};
 
 /// At most this many partial results per reduction: enough chunks to balance any thread count
 /// a node has, few enough that k x p (or p x p) partials stay small.

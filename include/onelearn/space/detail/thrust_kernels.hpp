@@ -143,6 +143,26 @@ void for_each_index(const tspace<System>& s, index_t n, const F& f) {
   }
 }
 
+/// core/detail/parallel.hpp's chunk loop (for_each_chunk's contract: body(chunk, begin, end)
+/// over the same chunks) with the system's threads running the chunks, one work item each: for
+/// the host algorithms a threaded CPU system runs whole (space::chunk_loop). Each item's Eigen
+/// products stay on its thread, as inside the host's OpenMP chunks.
+template <class System>
+requires threaded_cpu<System>
+struct system_chunks {
+  const tspace<System>* s;
+
+  template <class Body>
+  void operator()(index_t n, index_t grain, Body&& body) const {
+    const auto item = [&body, n, grain](index_t chunk) {
+      const serial_products_scope serial;
+      const index_t begin = chunk * grain;
+      body(chunk, begin, std::min(n, begin + grain));
+    };
+    for_each_index(*s, onelearn::detail::chunk_count(n, grain), item);
+  }
+};
+
 /// totals[j] = the sum over chunks of partials[c * width + j], in two levels: groups of 64
 /// chunks in chunk order (width x groups work items), then the groups in order. One work item
 /// per column adding thousands of chunks in a row waits on one load after another; this keeps
@@ -1049,6 +1069,17 @@ lloyd_sums lloyd_step_as(const thrust_space<System>& s, matrix_view<const T> X,
 }
 
 }  // namespace detail
+
+/// The threaded CPU systems' chunk loop for host algorithms that such a system runs whole, on
+/// the host's rows (host_accessible): KMeans's Lloyd iterations with Hamerly's bounds
+/// (cluster/detail/kmeans_space.hpp), whose row-by-row skipping pays on a CPU. Defined only for
+/// thrust_omp and thrust_tbb; a device (and thrust_cpp, which keeps the device's forms) runs
+/// the kernels above.
+template <class System>
+requires detail::threaded_cpu<System> detail::system_chunks<System> chunk_loop(
+    const thrust_space<System>& s) {
+  return {&s};
+}
 
 template <class System, class T>
 lloyd_sums lloyd_step(const thrust_space<System>& s, matrix_view<const T> X,
