@@ -20,7 +20,11 @@
 //     the whitening folded into the matrix, as a converter may write it.
 //  5. GaussianNB and MultinomialNB (also two classes after a MinMaxScaler) from float32 and
 //     float64 files: classes, means, variances, priors, log-probabilities and the predictions.
-//  6. Bad graphs: the typed errors, whose messages name the node and the op.
+//  6. Graphs laid out as skl2onnx writes a RandomForestClassifier, a DecisionTreeRegressor and a
+//     binary HistGradientBoostingClassifier (ai.onnx.ml opset 1, float32 attributes) for a float
+//     and for a double input, built from scikit-learn 1.2.1's fitted trees: the imported
+//     estimators and onnxruntime give scikit-learn's probabilities, labels and predictions.
+//  7. Bad graphs: the typed errors, whose messages name the node and the op.
 // Compiled into the ONNX test executable with the other unit_onnx tests (no main here).
 #include <doctest/doctest.h>
 
@@ -29,6 +33,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -169,9 +174,10 @@ void tensor_value(::onnx::ValueInfoProto* v, const std::string& name, std::int32
   }
 }
 
-/// A model with input "X" (float, N x features; features -1: undeclared) and the opsets
-/// skl2onnx 1.13 writes.
-::onnx::ModelProto skl_model(std::int64_t features) {
+/// A model with input "X" (float, N x features; features -1: undeclared; `input_type` DOUBLE
+/// as skl2onnx writes it for a DoubleTensorType input) and the opsets skl2onnx 1.13 writes.
+::onnx::ModelProto skl_model(std::int64_t features,
+                             std::int32_t input_type = ::onnx::TensorProto::FLOAT) {
   ::onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("skl2onnx");
@@ -182,7 +188,7 @@ void tensor_value(::onnx::ValueInfoProto* v, const std::string& name, std::int32
   o->set_domain("ai.onnx.ml");
   o->set_version(1);
   m.mutable_graph()->set_name("hand-built");
-  tensor_value(m.mutable_graph()->add_input(), "X", ::onnx::TensorProto::FLOAT, {-1, features});
+  tensor_value(m.mutable_graph()->add_input(), "X", input_type, {-1, features});
   return m;
 }
 
@@ -1599,6 +1605,336 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx's naive Bayes layouts against scikit-l
       const auto label = all[i]["label"]["data"].get<std::vector<std::int64_t>>();
       CHECK((as_labels(label).array() == predicted.array()).all());
     }
+  }
+}
+
+// ---- skl2onnx's tree layouts ----
+// scikit-learn 1.2.1, fitted on tests/data (iris, diabetes), printed by:
+//   . ../shared/anchors/skl-env.sh && python3 skl_ref_trees.py
+// ---- skl_ref_trees.py ----
+// import numpy as np
+// from sklearn.ensemble import RandomForestClassifier, HistGradientBoostingClassifier
+// from sklearn.tree import DecisionTreeRegressor
+// f = lambda a: ", ".join(repr(float(v)) for v in np.ravel(a))
+// i = lambda a: ", ".join(str(int(v)) for v in np.ravel(a))
+// X = np.load("tests/data/iris/X_train.npy"); y = np.load("tests/data/iris/y_train.npy")
+// Xt = np.load("tests/data/iris/X_test.npy")[::5]          # X_test rows 0, 5, ..., 35
+// forest = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+// for k, e in enumerate(forest.estimators_):
+//     t = e.tree_
+//     print(f"tree {k} left", i(t.children_left)); print(f"tree {k} right", i(t.children_right))
+//     print(f"tree {k} feature", i(t.feature)); print(f"tree {k} threshold", f(t.threshold))
+//     print(f"tree {k} value", f(t.value))
+// print("forest proba", f(forest.predict_proba(Xt))); print("forest predict", i(forest.predict(Xt)))
+// D = np.load("tests/data/diabetes/X_train.npy"); z = np.load("tests/data/diabetes/y_train.npy")
+// Dt = np.load("tests/data/diabetes/X_test.npy")[::10]     # X_test rows 0, 10, ..., 110
+// reg = DecisionTreeRegressor(max_depth=2).fit(D, z)
+// t = reg.tree_
+// print("reg left", i(t.children_left)); print("reg right", i(t.children_right))
+// print("reg feature", i(t.feature)); print("reg threshold", f(t.threshold))
+// print("reg value", f(t.value)); print("reg predict", f(reg.predict(Dt)))
+// hgb = HistGradientBoostingClassifier(max_iter=3, max_leaf_nodes=3, learning_rate=1.0,
+//                                      early_stopping=False).fit(X, (y == 1).astype(np.int64))
+// print("hgb baseline", f(hgb._baseline_prediction))
+// for k, p in enumerate(hgb._predictors):
+//     n = p[0].nodes
+//     print(f"hgb {k} value", f(n["value"])); print(f"hgb {k} feature", i(n["feature_idx"]))
+//     print(f"hgb {k} threshold", f(n["num_threshold"]))
+//     print(f"hgb {k} missing_left", i(n["missing_go_to_left"]))
+//     print(f"hgb {k} left", i(n["left"])); print(f"hgb {k} right", i(n["right"]))
+//     print(f"hgb {k} leaf", i(n["is_leaf"]))
+// print("hgb proba", f(hgb.predict_proba(Xt))); print("hgb predict", i(hgb.predict(Xt)))
+// print("hgb proba of a NaN row", f(hgb.predict_proba(np.full((1, 4), np.nan))))
+// ----
+
+/// One fitted scikit-learn tree, as `tree_` (or a HistGradientBoosting predictor's nodes) holds
+/// it: nodes in scikit-learn's order, -1 children for a leaf, `value` per node (k per node for
+/// a classifier: class counts; one for a regressor or a boosted tree).
+struct SklTree {
+  std::vector<std::int64_t> left, right, feature;
+  std::vector<double> threshold, value;
+  std::vector<std::int64_t> missing_left;  ///< boosting: missing_go_to_left (else empty: 0)
+};
+
+const std::vector<SklTree> skl_forest{
+    {{1, -1, 3, -1, -1}, {2, -1, 4, -1, -1}, {3, -2, 2, -2, -2},
+     {0.800000011920929, -2.0, 5.1499998569488525, -2.0, -2.0},
+     {44.0, 31.0, 37.0, 44.0, 0.0, 0.0, 0.0, 31.0, 37.0, 0.0, 31.0, 4.0, 0.0, 0.0, 33.0}, {}},
+    {{1, -1, 3, -1, -1}, {2, -1, 4, -1, -1}, {3, -2, 3, -2, -2},
+     {0.800000011920929, -2.0, 1.75, -2.0, -2.0},
+     {38.0, 41.0, 33.0, 38.0, 0.0, 0.0, 0.0, 41.0, 33.0, 0.0, 41.0, 3.0, 0.0, 0.0, 30.0}, {}},
+    {{1, 2, -1, -1, 5, -1, -1}, {4, 3, -1, -1, 6, -1, -1}, {0, 3, -2, -2, 3, -2, -2},
+     {5.549999952316284, 0.800000011920929, -2.0, -2.0, 1.75, -2.0, -2.0},
+     {44.0, 43.0, 25.0, 39.0, 10.0, 2.0, 39.0, 0.0, 0.0, 0.0, 10.0,
+      2.0,  5.0,  33.0, 23.0, 5.0,  31.0, 2.0, 0.0, 2.0, 21.0},
+     {}}};
+const std::vector<double> skl_forest_proba{
+    1.0, 0.0, 0.0, 0.043859649122807015, 0.8777739804055593, 0.07836637047163363, 0.0,
+    0.028985507246376812, 0.9710144927536232, 1.0, 0.0, 0.0, 0.0, 0.324223602484472,
+    0.675776397515528, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.043859649122807015, 0.8777739804055593,
+    0.07836637047163363};
+const std::vector<std::int64_t> skl_forest_predict{0, 1, 2, 0, 2, 0, 0, 1};
+
+const SklTree skl_regression_tree{
+    {1, 2, -1, -1, 5, -1, -1},
+    {4, 3, -1, -1, 6, -1, -1},
+    {8, 2, -2, -2, 2, -2, -2},
+    {0.02165768202394247, 0.005111072678118944, -2.0, -2.0, 0.01319466345012188, -2.0, -2.0},
+    {151.9214501510574, 121.12444444444445, 103.12574850299401, 172.94827586206895,
+     217.29245283018867, 172.45454545454547, 249.11290322580646},
+    {}};
+const std::vector<double> skl_regression_predict{
+    172.94827586206895, 172.45454545454547, 172.94827586206895, 172.45454545454547,
+    103.12574850299401, 103.12574850299401, 249.11290322580646, 103.12574850299401,
+    103.12574850299401, 103.12574850299401, 172.45454545454547, 249.11290322580646};
+
+// HistGradientBoosting predictors: internal nodes' left/right are node numbers, a leaf's 0
+// (scikit-learn's nodes array; the leaf flag is a -1 child here).
+const double skl_hgb_baseline = -0.7065702008920861;
+const std::vector<SklTree> skl_hgb{
+    {{1, -1, 3, -1, -1}, {2, -1, 4, -1, -1}, {2, 0, 3, 0, 0}, {2.45, 0.0, 1.75, 0.0, 0.0},
+     {0.0, -1.4933333153710344, 0.7367111597290656, 2.6793070746291527, -1.3677677480793624},
+     {0, 0, 1, 0, 0}},
+    {{1, 2, -1, -1, -1}, {4, 3, -1, -1, -1}, {2, 2, 0, 0, 0}, {4.95, 2.45, 0.0, 0.0, 0.0},
+     {0.0, 0.0031918572805286877, -1.110813858651353, 0.8747183425020393, -1.4194168362890713},
+     {1, 0, 0, 0, 0}},
+    {{1, -1, 3, -1, -1}, {2, -1, 4, -1, -1}, {0, 0, 2, 0, 0}, {5.05, 0.0, 4.85, 0.0, 0.0},
+     {0.0, -1.6090546945499558, -0.08467164550558172, 0.5582030136905226, -0.7947871270116587},
+     {0, 0, 1, 0, 0}}};
+const std::vector<double> skl_hgb_proba{
+    0.9400551945362875, 0.059944805463712496, 0.03211909825370696,  0.967880901746293,
+    0.9864609002433967, 0.013539099756603236, 0.9400551945362875,   0.059944805463712496,
+    0.9864609002433967, 0.013539099756603236, 0.9400551945362875,   0.059944805463712496,
+    0.9400551945362875, 0.059944805463712496, 0.03211909825370696,  0.967880901746293};
+const std::vector<std::int64_t> skl_hgb_predict{0, 1, 0, 0, 0, 0, 0, 1};
+const std::vector<double> skl_hgb_nan_proba{0.03211909825370696, 0.967880901746293};
+
+/// The largest float32 not above t: the threshold skl2onnx writes (skl2onnx/common/
+/// tree_ensemble.py rounds so that a row goes the way scikit-learn sends it, which compares the
+/// row in float32 with the double threshold; its float64 rounding may pick the float above when
+/// no row can fall between, which does not change the rows of these tests).
+double float_threshold_below(double t) {
+  float f = static_cast<float>(t);
+  if (static_cast<double>(f) > t) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+  return f;
+}
+
+/// A TreeEnsembleClassifier / TreeEnsembleRegressor node's attributes as skl2onnx's
+/// add_tree_to_attribute_pairs writes them (ai.onnx.ml opset 1): the trees' nodes in
+/// scikit-learn's numbering, leaves with mode LEAF, feature 0 and threshold 0, every value a
+/// float32 (skl2onnx converts float64 arrays to FLOATS, also for a double input), hit rates 1.
+/// Leaf weights: `counts` (forests) normalises each leaf's class counts and scales them by
+/// `tree_weight`, two classes keep only the second's share under class id 0; otherwise the
+/// leaf's value under id `class_of(tree)`.
+template <class ClassOf>
+void skl_tree_attributes(::onnx::NodeProto& n, const std::vector<SklTree>& trees, bool classifier,
+                         bool counts, double tree_weight, ClassOf class_of) {
+  std::vector<std::int64_t> tree_ids, node_ids, features, true_ids, false_ids, missing;
+  std::vector<std::string> modes;
+  std::vector<double> values, hit_rates, weights;
+  std::vector<std::int64_t> weight_trees, weight_nodes, weight_ids;
+  for (std::size_t k = 0; k < trees.size(); ++k) {
+    const SklTree& t = trees[k];
+    const std::size_t per_node = t.value.size() / t.left.size();
+    for (std::size_t i = 0; i < t.left.size(); ++i) {
+      const bool leaf = t.left[i] < 0;
+      tree_ids.push_back(static_cast<std::int64_t>(k));
+      node_ids.push_back(static_cast<std::int64_t>(i));
+      modes.emplace_back(leaf ? "LEAF" : "BRANCH_LEQ");
+      features.push_back(leaf ? 0 : t.feature[i]);
+      values.push_back(leaf ? 0.0 : float_threshold_below(t.threshold[i]));
+      true_ids.push_back(leaf ? 0 : t.left[i]);
+      false_ids.push_back(leaf ? 0 : t.right[i]);
+      missing.push_back(t.missing_left.empty() ? 0 : t.missing_left[i]);
+      hit_rates.push_back(1.0);
+      if (!leaf) continue;
+      std::vector<double> w(t.value.begin() + static_cast<std::ptrdiff_t>(i * per_node),
+                            t.value.begin() + static_cast<std::ptrdiff_t>((i + 1) * per_node));
+      double factor = tree_weight;
+      if (counts) {
+        double sum = 0;
+        for (const double c : w) sum += c;
+        if (sum != 0) factor /= sum;
+      }
+      for (double& c : w) c *= factor;
+      if (classifier && w.size() == 2) w = {w[1]};
+      for (std::size_t c = 0; c < w.size(); ++c) {
+        weight_trees.push_back(static_cast<std::int64_t>(k));
+        weight_nodes.push_back(static_cast<std::int64_t>(i));
+        weight_ids.push_back(static_cast<std::int64_t>(c) + class_of(k));
+        weights.push_back(w[c]);
+      }
+    }
+  }
+  const std::string prefix = classifier ? "class_" : "target_";
+  set_ints(n, "nodes_treeids", tree_ids);
+  set_ints(n, "nodes_nodeids", node_ids);
+  set_ints(n, "nodes_featureids", features);
+  set_strings(n, "nodes_modes", modes);
+  set_floats(n, "nodes_values", values);
+  set_ints(n, "nodes_truenodeids", true_ids);
+  set_ints(n, "nodes_falsenodeids", false_ids);
+  set_ints(n, "nodes_missing_value_tracks_true", missing);
+  set_floats(n, "nodes_hitrates", hit_rates);
+  set_ints(n, prefix + "treeids", weight_trees);
+  set_ints(n, prefix + "nodeids", weight_nodes);
+  set_ints(n, prefix + "ids", weight_ids);
+  set_floats(n, prefix + "weights", weights);
+}
+
+/// skl2onnx's RandomForestClassifier (3 trees, iris) or binary HistGradientBoostingClassifier:
+/// TreeEnsembleClassifier -> label, probabilities; zipmap: label -> Cast -> output_label,
+/// probabilities -> ZipMap -> output_probability (else "label" and "probabilities" are the
+/// outputs). `input_type`: the graph input's element type (FLOAT or DOUBLE).
+::onnx::ModelProto skl_tree_classifier(bool boosted, std::int32_t input_type, bool zipmap) {
+  ::onnx::ModelProto m = skl_model(4, input_type);
+  auto& n = add_node(m, "TreeEnsembleClassifier", "TreeEnsembleClassifier", {"X"},
+                     {"label", "probabilities"});
+  if (boosted) {
+    set_ints(n, "classlabels_int64s", {0, 1});
+    skl_tree_attributes(n, skl_hgb, true, false, 1.0, [](std::size_t) { return 0; });
+    set_floats(n, "base_values", {skl_hgb_baseline});
+    set_string(n, "post_transform", "LOGISTIC");
+  } else {
+    set_ints(n, "classlabels_int64s", {0, 1, 2});
+    skl_tree_attributes(n, skl_forest, true, true, 1.0 / 3.0, [](std::size_t) { return 0; });
+    set_string(n, "post_transform", "NONE");
+  }
+  const std::vector<std::int64_t> labels =
+      boosted ? std::vector<std::int64_t>{0, 1} : std::vector<std::int64_t>{0, 1, 2};
+  if (zipmap) {
+    skl_classifier_outputs(m, "probabilities", labels);
+  } else {
+    tensor_value(m.mutable_graph()->add_output(), "label", ::onnx::TensorProto::INT64, {-1});
+    tensor_value(m.mutable_graph()->add_output(), "probabilities", ::onnx::TensorProto::FLOAT,
+                 {-1, static_cast<std::int64_t>(labels.size())});
+  }
+  return m;
+}
+
+/// skl2onnx's DecisionTreeRegressor (diabetes, depth 2): TreeEnsembleRegressor -> "variable".
+::onnx::ModelProto skl_tree_regressor(std::int32_t input_type) {
+  ::onnx::ModelProto m = skl_model(10, input_type);
+  auto& n = add_node(m, "TreeEnsembleRegressor", "TreeEnsembleRegressor", {"X"}, {"variable"});
+  set_int(n, "n_targets", 1);
+  set_string(n, "post_transform", "NONE");
+  skl_tree_attributes(n, {skl_regression_tree}, false, false, 1.0, [](std::size_t) { return 0; });
+  tensor_value(m.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT, {-1, 1});
+  return m;
+}
+
+/// X_test rows 0, 10, ..., 110 of diabetes.
+template <class T>
+Matrix<T> diabetes_test_rows() {
+  const auto data = onelearn::test::load_split<T>("diabetes");
+  Matrix<T> X(12, 10);
+  for (index_t i = 0; i < 12; ++i) X.row(i) = data.X_test.row(10 * i);
+  return X;
+}
+
+// T: the graph input's element type, as skl2onnx writes it for FloatTensorType (float) and
+// DoubleTensorType (double) inputs; the attributes are float32 either way (ai.onnx.ml opset 1).
+TEST_CASE_TEMPLATE("onnx import: skl2onnx's tree layouts against scikit-learn 1.2.1", T, float,
+                   double) {
+  namespace en = onelearn::ensemble;
+  const std::int32_t input_type =
+      std::is_same_v<T, double> ? ::onnx::TensorProto::DOUBLE : ::onnx::TensorProto::FLOAT;
+  const Matrix<T> X = iris_test_rows<T>();
+  // The file's float32 weights against scikit-learn's doubles.
+  const double tol = 1e-6;
+  SUBCASE("RandomForestClassifier: class counts normalised, weighted 1/3, ZipMap or not") {
+    for (const bool zipmap : {false, true}) {
+      CAPTURE(zipmap);
+      const auto forest = ox::to_estimator<en::RandomForestClassifier<T>>(
+          skl_tree_classifier(false, input_type, zipmap));
+      CHECK((forest.classes().array() == as_labels({0, 1, 2}).array()).all());
+      REQUIRE(forest.estimators().size() == 3);
+      CHECK(forest.estimators()[2].node_count() == 7);
+      CHECK(scaled_error(forest.predict_proba(X), as_matrix<double>(skl_forest_proba, 3)) <= tol);
+      CHECK((forest.predict(X).array() == as_labels(skl_forest_predict).array()).all());
+    }
+  }
+  SUBCASE("DecisionTreeRegressor: leaf values as target weights") {
+    const auto tree = ox::to_estimator<onelearn::tree::DecisionTreeRegressor<T>>(
+        skl_tree_regressor(input_type));
+    CHECK(tree.node_count() == 7);
+    const Matrix<double> expected = as_matrix<double>(skl_regression_predict, 1);
+    CHECK(onelearn::test::max_relative_error(tree.predict(diabetes_test_rows<T>()).template cast<double>(),
+                                             expected.col(0)) <= 1e-7);
+  }
+  SUBCASE("binary HistGradientBoostingClassifier: LOGISTIC, a base value, missing values' side") {
+    for (const bool zipmap : {false, true}) {
+      CAPTURE(zipmap);
+      const auto gbdt = ox::to_estimator<en::HistGradientBoostingClassifier<T>>(
+          skl_tree_classifier(true, input_type, zipmap));
+      CHECK((gbdt.classes().array() == as_labels({0, 1}).array()).all());
+      CHECK(gbdt.n_iter() == 3);
+      REQUIRE(gbdt.baseline().size() == 1);
+      CHECK(gbdt.baseline()[0] == static_cast<double>(static_cast<float>(skl_hgb_baseline)));
+      CHECK(scaled_error(gbdt.predict_proba(X), as_matrix<double>(skl_hgb_proba, 2)) <= tol);
+      CHECK((gbdt.predict(X).array() == as_labels(skl_hgb_predict).array()).all());
+      // A row of NaN goes the way each split's missing_go_to_left sends it.
+      const Matrix<T> missing = Matrix<T>::Constant(1, 4, std::numeric_limits<T>::quiet_NaN());
+      CHECK(scaled_error(gbdt.predict_proba(missing), as_matrix<double>(skl_hgb_nan_proba, 2)) <=
+            tol);
+    }
+  }
+  SUBCASE("the hand-built graphs compute scikit-learn's outputs in onnxruntime") {
+    // So that the layout read above is one that runs, not only one the reader accepts.
+    if (!onelearn::test::onnxruntime_unavailable().empty()) {
+      MESSAGE("SKIPPED: ", onelearn::test::onnxruntime_unavailable());
+      return;
+    }
+    const char* type = std::is_same_v<T, double> ? "float64" : "float32";
+    auto input_file = [&](const std::string& name, const Matrix<double>& rows) {
+      std::string input = "{\"X\": {\"type\": \"" + std::string(type) + "\", \"dims\": [" +
+                          std::to_string(rows.rows()) + ", " + std::to_string(rows.cols()) +
+                          "], \"data\": [";
+      const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = rows;
+      for (index_t k = 0; k < row_major.size(); ++k) {
+        char buffer[40];
+        std::snprintf(buffer, sizeof buffer, "%s%.17g", k == 0 ? "" : ", ", row_major.data()[k]);
+        input += buffer;
+      }
+      input += "]}}";
+      const fs::path path = import_temp_file(name);
+      std::ofstream(path) << input;
+      return path;
+    };
+    const fs::path iris_rows = input_file("tree_iris.json", iris_test_rows<double>());
+    const fs::path diabetes_rows = input_file("tree_diabetes.json", diabetes_test_rows<double>());
+    const std::vector<std::pair<::onnx::ModelProto, fs::path>> models{
+        {skl_tree_classifier(false, input_type, false), iris_rows},
+        {skl_tree_classifier(true, input_type, false), iris_rows},
+        {skl_tree_regressor(input_type), diabetes_rows}};
+    std::string command = onelearn::test::node_command() + " " +
+                          onelearn::test::quoted(onelearn::test::runner_script().string());
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      const fs::path path = import_temp_file("skl_tree_" + std::to_string(i) + ".onnx");
+      std::ofstream file(path, std::ios::binary);
+      REQUIRE(models[i].first.SerializeToOstream(&file));
+      file.close();
+      command += " " + onelearn::test::quoted(path.string()) + " " +
+                 onelearn::test::quoted(models[i].second.string());
+    }
+    const auto [status, text] = onelearn::test::run_command(command);
+    REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+    const nlohmann::json all = nlohmann::json::parse(text);
+    REQUIRE(all.size() == models.size());
+    const std::vector<std::pair<const std::vector<double>*, const std::vector<std::int64_t>*>>
+        classifiers{{&skl_forest_proba, &skl_forest_predict}, {&skl_hgb_proba, &skl_hgb_predict}};
+    for (std::size_t i = 0; i < classifiers.size(); ++i) {
+      CAPTURE(i);
+      const auto probabilities = all[i]["probabilities"]["data"].get<std::vector<double>>();
+      const index_t k = i == 0 ? 3 : 2;
+      CHECK(scaled_error(as_matrix<double>(probabilities, k),
+                         as_matrix<double>(*classifiers[i].first, k)) <= 1e-5);
+      const auto label = all[i]["label"]["data"].get<std::vector<std::int64_t>>();
+      CHECK((as_labels(label).array() == as_labels(*classifiers[i].second).array()).all());
+    }
+    const auto predicted = all[2]["variable"]["data"].get<std::vector<double>>();
+    CHECK(onelearn::test::max_relative_error(as_matrix<double>(predicted, 1),
+                                             as_matrix<double>(skl_regression_predict, 1)) <= 1e-6);
   }
 }
 
