@@ -1625,7 +1625,8 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx's naive Bayes layouts against scikit-l
 //     print(f"tree {k} left", i(t.children_left)); print(f"tree {k} right", i(t.children_right))
 //     print(f"tree {k} feature", i(t.feature)); print(f"tree {k} threshold", f(t.threshold))
 //     print(f"tree {k} value", f(t.value))
-// print("forest proba", f(forest.predict_proba(Xt))); print("forest predict", i(forest.predict(Xt)))
+// print("forest proba", f(forest.predict_proba(Xt)))
+// print("forest predict", i(forest.predict(Xt)))
 // D = np.load("tests/data/diabetes/X_train.npy"); z = np.load("tests/data/diabetes/y_train.npy")
 // Dt = np.load("tests/data/diabetes/X_test.npy")[::10]     # X_test rows 0, 10, ..., 110
 // reg = DecisionTreeRegressor(max_depth=2).fit(D, z)
@@ -1859,8 +1860,8 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx's tree layouts against scikit-learn 1.
         skl_tree_regressor(input_type));
     CHECK(tree.node_count() == 7);
     const Matrix<double> expected = as_matrix<double>(skl_regression_predict, 1);
-    CHECK(onelearn::test::max_relative_error(tree.predict(diabetes_test_rows<T>()).template cast<double>(),
-                                             expected.col(0)) <= 1e-7);
+    const Vector<double> predicted = tree.predict(diabetes_test_rows<T>()).template cast<double>();
+    CHECK(onelearn::test::max_relative_error(predicted, expected.col(0)) <= 1e-7);
   }
   SUBCASE("binary HistGradientBoostingClassifier: LOGISTIC, a base value, missing values' side") {
     for (const bool zipmap : {false, true}) {
