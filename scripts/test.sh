@@ -83,8 +83,12 @@ cuda_phase() {
 #   to take only the cycles the rest leaves idle: at nice 19 it still took the cycles the MPI
 #   tests' ranks yield while they wait for each other, and the 3-rank run took 126 s instead of
 #   71; under SCHED_IDLE, 88 s (same machine, the same background compile, 2026-11-29).
-# The fuzz run itself waits for ctest and runs at normal priority: starved of CPU, libFuzzer
-# would stop at its time limit with fewer inputs than it is asked for.
+# - the fuzz run right after its build, also at normal priority, beside the main build: it was
+#   the last minute of the run when it waited for ctest (63 s after ctest in the 2026-11-29
+#   runs). Beside two compile jobs it gets about two thirds of a core, so its 240,000 inputs
+#   take ~100 s, well inside libFuzzer's 180 s limit (at the lowest priority it would be starved
+#   and stop at the limit with fewer inputs than it is asked for). Its memory (at most 2 GiB,
+#   -rss_limit_mb) comes after the fuzz target's compile has given back its 2.7 GiB.
 lowest_priority() {
   chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null || true
 }
@@ -95,8 +99,8 @@ mkdir -p build
 rm -f build/fuzz-ready
 early_pids=()
 if (( early )); then
-  echo "test.sh: the fuzz target and the nvcc check build beside the main build"
-  ( fuzz_build ) >build/fuzz-build.log 2>&1 &
+  echo "test.sh: the fuzz target (then its run) and the nvcc check beside the main build"
+  ( fuzz_build; fuzz_run ) >build/fuzz-phase.log 2>&1 &
   early_pids+=($!)
   ( lowest_priority; cuda_phase ) >build/cuda-phase.log 2>&1 &
   early_pids+=($!)
@@ -129,11 +133,8 @@ wait_for() {  # pid log
 
 start=$SECONDS
 if (( early )); then
-  # The fuzz run (one core) starts as soon as its target is built, beside whatever the nvcc
-  # check has left to compile.
-  wait_for "${early_pids[0]}" build/fuzz-build.log
-  echo "test.sh: waited $((SECONDS - start)) s after ctest for the fuzz target's build"
-  fuzz_run
+  wait_for "${early_pids[0]}" build/fuzz-phase.log
+  echo "test.sh: waited $((SECONDS - start)) s after ctest for the fuzz phase"
   wait_for "${early_pids[1]}" build/cuda-phase.log
   trap - EXIT
 else
