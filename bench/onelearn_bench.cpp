@@ -47,6 +47,7 @@
 #include <onelearn/nn/sequential.hpp>
 #include <onelearn/preprocessing/standard_scaler.hpp>
 
+#include "optimisation_notice.hpp"
 #include "rl_workloads.hpp"
 
 #ifdef _OPENMP
@@ -507,6 +508,7 @@ int main(int argc, char** argv) {
                  "\"not implemented\")")
       ->required();
   CLI11_PARSE(app, argc, argv);
+  onelearn::bench::warn_if_unoptimised("onelearn-bench");
   try {
     if (policy == "local") return run(workloads, dir, onelearn::exec::local{}, "local");
 #ifdef ONELEARN_BENCH_WITH_MPI

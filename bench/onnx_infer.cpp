@@ -31,6 +31,8 @@
 #include <onelearn/onnx/export.hpp>
 #include <onelearn/onnx/graph.hpp>
 
+#include "optimisation_notice.hpp"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("MODEL", models, "mlp, cnn (default both)")->check(CLI::IsMember({"mlp", "cnn"}));
   CLI11_PARSE(app, argc, argv);
+  onelearn::bench::warn_if_unoptimised("onelearn-onnx-bench");
   try {
     std::filesystem::create_directories(out);
     for (const std::string& name : models) {

@@ -59,6 +59,7 @@
 #include "onelearn/neighbors/k_neighbors_classifier.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "onelearn/space/space.hpp"
+#include "optimisation_notice.hpp"
 
 namespace {
 
@@ -432,6 +433,7 @@ int main(int argc, char** argv) {
                  "gnb_fit", "pca_fit", "lloyd",  "knn_search", "logreg_eval",
                  "ridge",   "pca",     "scaler", "gnb"};
   }
+  onelearn::bench::warn_if_unoptimised("onelearn-space-bench");
   try {
     if (chosen == "host") return run(space::host{}, repeats, workloads);
 #if defined(ONELEARN_SPACE_HAVE_THRUST)
