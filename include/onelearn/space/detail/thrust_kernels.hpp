@@ -86,6 +86,7 @@ struct chunk_pass {
   double* partials;
   double* scratch;
 
+  ONELEARN_SPACE_HD_ANY_BODY
   ONELEARN_SPACE_HD void operator()(index_t chunk) const {
     double* out = partials + chunk * width;
     for (index_t j = 0; j < width; ++j) out[j] = 0;
