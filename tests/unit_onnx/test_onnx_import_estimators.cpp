@@ -1518,6 +1518,27 @@ TEST_CASE("onnx import: histogram gradient boosting round trip (iris, diabetes w
   }
 }
 
+/// Runs each model on its input file (tests/onnx/run_onnxruntime.js's JSON) in onnxruntime and
+/// returns the outputs, one JSON object per model; the models are written as <prefix>_<i>.onnx.
+nlohmann::json run_in_onnxruntime(
+    const std::string& prefix, const std::vector<std::pair<::onnx::ModelProto, fs::path>>& models) {
+  std::string command = onelearn::test::node_command() + " " +
+                        onelearn::test::quoted(onelearn::test::runner_script().string());
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const fs::path path = import_temp_file(prefix + "_" + std::to_string(i) + ".onnx");
+    std::ofstream file(path, std::ios::binary);
+    REQUIRE(models[i].first.SerializeToOstream(&file));
+    file.close();
+    command += " " + onelearn::test::quoted(path.string()) + " " +
+               onelearn::test::quoted(models[i].second.string());
+  }
+  const auto [status, text] = onelearn::test::run_command(command);
+  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  nlohmann::json all = nlohmann::json::parse(text);
+  REQUIRE(all.size() == models.size());
+  return all;
+}
+
 TEST_CASE_TEMPLATE("onnx import: skl2onnx's naive Bayes layouts against scikit-learn 1.2.1", T,
                    float, double) {
   using onelearn::naive_bayes::GaussianNB;
@@ -1578,30 +1599,18 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx's naive Bayes layouts against scikit-l
     input += "]}}";
     const fs::path in_path = import_temp_file("nb_input.json");
     std::ofstream(in_path) << input;
-    const std::vector<std::pair<::onnx::ModelProto, const std::vector<double>*>> models{
-        {skl_gaussian_nb(skl_gnb_theta, skl_gnb_var, false), &skl_gnb_proba},
-        {skl_multinomial_nb(false), &skl_mnb_proba},
-        {skl_gaussian_nb(skl_scaled_gnb_theta, skl_scaled_gnb_var, false, true),
-         &skl_scaled_gnb_proba}};
-    std::string command = onelearn::test::node_command() + " " +
-                          onelearn::test::quoted(onelearn::test::runner_script().string());
-    for (std::size_t i = 0; i < models.size(); ++i) {
-      const fs::path path = import_temp_file("skl_nb_" + std::to_string(i) + ".onnx");
-      std::ofstream file(path, std::ios::binary);
-      REQUIRE(models[i].first.SerializeToOstream(&file));
-      file.close();
-      command += " " + onelearn::test::quoted(path.string()) + " " +
-                 onelearn::test::quoted(in_path.string());
-    }
-    const auto [status, text] = onelearn::test::run_command(command);
-    REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
-    const nlohmann::json all = nlohmann::json::parse(text);
-    REQUIRE(all.size() == models.size());
-    for (std::size_t i = 0; i < models.size(); ++i) {
+    const nlohmann::json all = run_in_onnxruntime(
+        "skl_nb", {{skl_gaussian_nb(skl_gnb_theta, skl_gnb_var, false), in_path},
+                   {skl_multinomial_nb(false), in_path},
+                   {skl_gaussian_nb(skl_scaled_gnb_theta, skl_scaled_gnb_var, false, true),
+                    in_path}});
+    const std::vector<const std::vector<double>*> expected{&skl_gnb_proba, &skl_mnb_proba,
+                                                           &skl_scaled_gnb_proba};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
       CAPTURE(i);
       const auto probabilities = all[i]["probabilities"]["data"].get<std::vector<double>>();
       CHECK(scaled_error(as_matrix<double>(probabilities, 3),
-                         as_matrix<double>(*models[i].second, 3)) <= tol);
+                         as_matrix<double>(*expected[i], 3)) <= tol);
       const auto label = all[i]["label"]["data"].get<std::vector<std::int64_t>>();
       CHECK((as_labels(label).array() == predicted.array()).all());
     }
@@ -1904,24 +1913,10 @@ TEST_CASE_TEMPLATE("onnx import: skl2onnx's tree layouts against scikit-learn 1.
     };
     const fs::path iris_rows = input_file("tree_iris.json", iris_test_rows<double>());
     const fs::path diabetes_rows = input_file("tree_diabetes.json", diabetes_test_rows<double>());
-    const std::vector<std::pair<::onnx::ModelProto, fs::path>> models{
-        {skl_tree_classifier(false, input_type, false), iris_rows},
-        {skl_tree_classifier(true, input_type, false), iris_rows},
-        {skl_tree_regressor(input_type), diabetes_rows}};
-    std::string command = onelearn::test::node_command() + " " +
-                          onelearn::test::quoted(onelearn::test::runner_script().string());
-    for (std::size_t i = 0; i < models.size(); ++i) {
-      const fs::path path = import_temp_file("skl_tree_" + std::to_string(i) + ".onnx");
-      std::ofstream file(path, std::ios::binary);
-      REQUIRE(models[i].first.SerializeToOstream(&file));
-      file.close();
-      command += " " + onelearn::test::quoted(path.string()) + " " +
-                 onelearn::test::quoted(models[i].second.string());
-    }
-    const auto [status, text] = onelearn::test::run_command(command);
-    REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
-    const nlohmann::json all = nlohmann::json::parse(text);
-    REQUIRE(all.size() == models.size());
+    const nlohmann::json all =
+        run_in_onnxruntime("skl_tree", {{skl_tree_classifier(false, input_type, false), iris_rows},
+                                        {skl_tree_classifier(true, input_type, false), iris_rows},
+                                        {skl_tree_regressor(input_type), diabetes_rows}});
     const std::vector<std::pair<const std::vector<double>*, const std::vector<std::int64_t>*>>
         classifiers{{&skl_forest_proba, &skl_forest_predict}, {&skl_hgb_proba, &skl_hgb_predict}};
     for (std::size_t i = 0; i < classifiers.size(); ++i) {
