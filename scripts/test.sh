@@ -82,7 +82,10 @@ cuda_phase() {
 # - the nvcc check at the lowest priority, SCHED_IDLE where the kernel allows it (else nice 19),
 #   to take only the cycles the rest leaves idle: at nice 19 it still took the cycles the MPI
 #   tests' ranks yield while they wait for each other, and the 3-rank run took 126 s instead of
-#   71; under SCHED_IDLE, 88 s (same machine, the same background compile, 2026-11-29).
+#   71; under SCHED_IDLE, 88 s (same machine, the same background compile, 2026-11-29). The
+#   build itself leaves no idle cycle (the check got 4 CPU s during a 2523 s build), so in
+#   practice it compiles in ctest's quiet moments and after: 118 s after ctest in the cold run
+#   of 2026-11-29 (tests/build-cost.md);
 # - the fuzz run right after its build, also at normal priority, beside the main build: it was
 #   the last minute of the run when it waited for ctest (63 s after ctest in the 2026-11-29
 #   runs). Beside two compile jobs it gets about two thirds of a core, so its 240,000 inputs
