@@ -15,7 +15,7 @@
  *     [](auto& m, int epoch, const nn::Logs& logs) {      // a lambda: an on_epoch_end hook
  *       if (logs.at("loss") < 1e-3) m.stop_training();
  *     });
- * history.at("val_loss");  // one value per epoch run
+ * const std::vector<double>& val_loss = history.at("val_loss");  // one value per epoch run
  * \endcode
  *
  * Callbacks are a concept, not a base class: fit takes any objects that have some of these

@@ -15,14 +15,14 @@
  *      2, 10;
  * onelearn::preprocessing::OneHotEncoder<double> encoder({.handle_unknown = "ignore"});
  * onelearn::Matrix<double> Z = encoder.fit_transform(X);  // 4 x (3 + 2): columns 1,2,3 | 10,20
- * encoder.categories()[0];                               // {1, 2, 3}
+ * const auto& codes = encoder.categories()[0];           // {1, 2, 3}
  * onelearn::Matrix<double> back = encoder.inverse_transform(Z);  // X again
  *
  * // Text columns (io::read_table's Table::text), one std::vector<std::string> per feature.
  * onelearn::preprocessing::OneHotEncoder<std::string> colours;
  * const std::vector<std::vector<std::string>> T{{"red", "blue", "red"}, {"S", "M", "S"}};
  * onelearn::Matrix<double> C = colours.fit_transform(T);  // 3 x (2 + 2): blue,red | M,S
- * colours.categories()[0];                                // {"blue", "red"}
+ * const auto& names = colours.categories()[0];            // {"blue", "red"}
  *
  * // Data-parallel: each rank passes its own rows; categories are gathered from every rank.
  * onelearn::exec::mpi policy{comm};  // the application's communicator

@@ -9,7 +9,7 @@
  *
  * onelearn::preprocessing::PolynomialFeatures<double> poly({.degree = 2});
  * onelearn::Matrix<double> Z = poly.fit_transform(X);  // [a, b] -> [1, a, b, a², ab, b²]
- * poly.powers();                                        // row k: the exponents of column k of Z
+ * const auto& powers = poly.powers();  // row k: the exponents of column k of Z
  *
  * // Data-parallel: fit only checks that all ranks agree on the number of features.
  * onelearn::exec::mpi policy{comm};  // the application's communicator

@@ -14,7 +14,7 @@
  *      3, 8;
  * onelearn::preprocessing::SimpleImputer<double> imputer({.strategy = "median"});
  * onelearn::Matrix<double> filled = imputer.fit_transform(X);  // NaN -> 2 in column 0, 6 in 1
- * imputer.statistics();                                       // {2, 6}
+ * const auto& statistics = imputer.statistics();             // {2, 6}
  *
  * // Data-parallel: each rank passes its own rows (possibly none); every rank ends with the
  * // statistics of all rows, exactly (the median too).

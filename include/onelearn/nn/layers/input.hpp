@@ -8,7 +8,7 @@
  * #include <onelearn/nn/layers/input.hpp>
  *
  * onelearn::nn::Sequential<float> model{onelearn::nn::Input({64}), onelearn::nn::Dense(10)};
- * model.summary();  // shapes and parameter counts are known before fit
+ * const std::string table = model.summary();  // shapes and parameter counts, known before fit
  * \endcode
  *
  * nn::Input: declares the per-sample input shape of a Sequential model (without the batch
