@@ -1735,10 +1735,9 @@ double float_threshold_below(double t) {
 /// float32 (skl2onnx converts float64 arrays to FLOATS, also for a double input), hit rates 1.
 /// Leaf weights: `counts` (forests) normalises each leaf's class counts and scales them by
 /// `tree_weight`, two classes keep only the second's share under class id 0; otherwise the
-/// leaf's value under id `class_of(tree)`.
-template <class ClassOf>
+/// leaf's value under id 0 (one output: a regressor, a binary boosted classifier).
 void skl_tree_attributes(::onnx::NodeProto& n, const std::vector<SklTree>& trees, bool classifier,
-                         bool counts, double tree_weight, ClassOf class_of) {
+                         bool counts, double tree_weight) {
   std::vector<std::int64_t> tree_ids, node_ids, features, true_ids, false_ids, missing;
   std::vector<std::string> modes;
   std::vector<double> values, hit_rates, weights;
@@ -1771,7 +1770,7 @@ void skl_tree_attributes(::onnx::NodeProto& n, const std::vector<SklTree>& trees
       for (std::size_t c = 0; c < w.size(); ++c) {
         weight_trees.push_back(static_cast<std::int64_t>(k));
         weight_nodes.push_back(static_cast<std::int64_t>(i));
-        weight_ids.push_back(static_cast<std::int64_t>(c) + class_of(k));
+        weight_ids.push_back(static_cast<std::int64_t>(c));
         weights.push_back(w[c]);
       }
     }
@@ -1802,12 +1801,12 @@ void skl_tree_attributes(::onnx::NodeProto& n, const std::vector<SklTree>& trees
                      {"label", "probabilities"});
   if (boosted) {
     set_ints(n, "classlabels_int64s", {0, 1});
-    skl_tree_attributes(n, skl_hgb, true, false, 1.0, [](std::size_t) { return 0; });
+    skl_tree_attributes(n, skl_hgb, true, false, 1.0);
     set_floats(n, "base_values", {skl_hgb_baseline});
     set_string(n, "post_transform", "LOGISTIC");
   } else {
     set_ints(n, "classlabels_int64s", {0, 1, 2});
-    skl_tree_attributes(n, skl_forest, true, true, 1.0 / 3.0, [](std::size_t) { return 0; });
+    skl_tree_attributes(n, skl_forest, true, true, 1.0 / 3.0);
     set_string(n, "post_transform", "NONE");
   }
   const std::vector<std::int64_t> labels =
@@ -1828,7 +1827,7 @@ void skl_tree_attributes(::onnx::NodeProto& n, const std::vector<SklTree>& trees
   auto& n = add_node(m, "TreeEnsembleRegressor", "TreeEnsembleRegressor", {"X"}, {"variable"});
   set_int(n, "n_targets", 1);
   set_string(n, "post_transform", "NONE");
-  skl_tree_attributes(n, {skl_regression_tree}, false, false, 1.0, [](std::size_t) { return 0; });
+  skl_tree_attributes(n, {skl_regression_tree}, false, false, 1.0);
   tensor_value(m.mutable_graph()->add_output(), "variable", ::onnx::TensorProto::FLOAT, {-1, 1});
   return m;
 }
