@@ -22,6 +22,10 @@
 //               classes; quality: the training accuracy.
 //   pca_fit     decomposition::PCA: pca's 100k x 128, 10 components; quality: the sum of their
 //               explained variance ratios.
+//   gbdt_fit    ensemble::HistGradientBoostingClassifier: 200k x 28 (gbdt's 28 features, 2
+//               classes of noisy scores made here; 2/5 of gbdt's rows, to keep 5 repeats short),
+//               gbdt's settings (100 iterations, 31 leaves, 255 bins, no early stopping);
+//               quality: the training accuracy.
 // and the kernels under them, with the rows already in the space:
 //   lloyd        30 space::lloyd_step on kmeans' rows.
 //   knn_search   space::nearest_k: knn's rows and queries, k = 5.
@@ -52,6 +56,7 @@
 #include "onelearn/cluster/k_means.hpp"
 #include "onelearn/core/version.hpp"
 #include "onelearn/decomposition/pca.hpp"
+#include "onelearn/ensemble/hist_gradient_boosting.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
@@ -335,6 +340,28 @@ void bench_pca_fit(const S& s, int repeats) {
 }
 
 template <class S>
+void bench_gbdt_fit(const S& s, int repeats) {
+  const index_t n = 200'000;
+  const index_t p = 28;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Matrix<double> X(n, p);
+  onelearn::Labels y(n);
+  for (index_t i = 0; i < n; ++i) {
+    for (index_t j = 0; j < p; ++j) X(i, j) = normal(rng);
+    const double score = X(i, 0) - 0.7 * X(i, 3) + 0.5 * X(i, 5) * X(i, 7) +
+                         0.3 * std::sin(3 * X(i, 11)) + 0.5 * normal(rng);
+    y(i) = score > 0 ? 1 : 0;
+  }
+  onelearn::ensemble::HistGradientBoostingClassifier<double, onelearn::exec::local, S> gbdt(
+      {.learning_rate = 0.1, .max_iter = 100, .max_leaf_nodes = 31, .max_bins = 255,
+       .early_stopping = "false"},
+      {}, s);
+  const double seconds = best_seconds(repeats, [&] { gbdt.fit(X, y); });
+  print_line<S>("gbdt_fit", seconds, 0.0, accuracy(gbdt.predict(X), y));
+}
+
+template <class S>
 int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
   for (const std::string& w : workloads) {
     if (w == "kmeans")
@@ -365,12 +392,14 @@ int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
       bench_gnb_fit(s, repeats);
     else if (w == "pca_fit")
       bench_pca_fit(s, repeats);
+    else if (w == "gbdt_fit")
+      bench_gbdt_fit(s, repeats);
     else {
       std::fprintf(
           stderr,
           "onelearn-space-bench: expected a workload among kmeans knn logreg lloyd "
-          "knn_search logreg_eval ridge pca scaler gnb ridge_fit scaler_fit gnb_fit pca_fit, "
-          "found '%s'\n",
+          "knn_search logreg_eval ridge pca scaler gnb ridge_fit scaler_fit gnb_fit pca_fit "
+          "gbdt_fit, found '%s'\n",
           w.c_str());
       return 2;
     }
@@ -417,8 +446,8 @@ int main(int argc, char** argv) {
       std::printf(
           "onelearn-space-bench [--space SPACE] [--repeats N] [WORKLOAD...]\n"
           "spaces in this build: %s\n"
-          "workloads: kmeans knn logreg ridge_fit scaler_fit gnb_fit pca_fit lloyd knn_search "
-          "logreg_eval ridge pca scaler gnb (default: all)\n",
+          "workloads: kmeans knn logreg ridge_fit scaler_fit gnb_fit pca_fit gbdt_fit lloyd "
+          "knn_search logreg_eval ridge pca scaler gnb (default: all)\n",
           compiled_spaces().c_str());
       return 0;
     } else if (arg.starts_with("--")) {
@@ -429,9 +458,9 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads.empty()) {
-    workloads = {"kmeans",  "knn",     "logreg", "ridge_fit",  "scaler_fit",
-                 "gnb_fit", "pca_fit", "lloyd",  "knn_search", "logreg_eval",
-                 "ridge",   "pca",     "scaler", "gnb"};
+    workloads = {"kmeans",   "knn",   "logreg",     "ridge_fit",   "scaler_fit", "gnb_fit",
+                 "pca_fit",  "gbdt_fit", "lloyd", "knn_search", "logreg_eval", "ridge",
+                 "pca",      "scaler", "gnb"};
   }
   onelearn::bench::warn_if_unoptimised("onelearn-space-bench");
   try {

@@ -1,5 +1,5 @@
 // The estimators that take a compute space (KMeans, LogisticRegression, the k-NN models,
-// StandardScaler, GaussianNB, Ridge, Lasso, ElasticNet) in a CPU Thrust space under exec::mpi
+// StandardScaler, GaussianNB, Ridge, Lasso, ElasticNet, PCA, HistGradientBoosting*) in a CPU Thrust space under exec::mpi
 // (2 and 3 ranks, uneven shards): each rank fits on its block of rows in the space, and every
 // rank must end with the host's one-process fit on all the rows (cuda/estimator_space_checks.hpp
 // and cuda/estimator_moments_checks.hpp, shared with the unit and CUDA tests). Checks are CHECKs: a REQUIRE stopping one rank early would leave the others waiting.
@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "cuda/estimator_boosting_checks.hpp"
 #include "cuda/estimator_moments_checks.hpp"
 #include "cuda/estimator_space_checks.hpp"
 #include "onelearn/exec/mpi.hpp"
@@ -91,5 +92,17 @@ TEST_CASE_TEMPLATE("PCA in a Thrust space under exec::mpi equals one process on 
   space_test::check_pca_in_space<T>(world, space::thrust_cpp{});
 #else
   MESSAGE("no Thrust in this build: PCA in a space under exec::mpi not checked");
+#endif
+}
+
+// thrust_cpp, not thrust_omp: under thrust_omp the trees grow with the host's code (whose
+// distributed fit tests/mpi/test_hist_gradient_boosting.cpp checks); thrust_cpp runs the
+// device's kernels, the path a GPU cluster takes.
+TEST_CASE("HistGradientBoosting in a Thrust space under exec::mpi equals one process on the host") {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_boosting_in_space<double>(world, space::thrust_cpp{});
+#else
+  MESSAGE("no Thrust in this build: HistGradientBoosting in a space under exec::mpi not checked");
 #endif
 }

@@ -1,8 +1,10 @@
 // The estimators that take a compute space, in the CPU Thrust spaces (thrust_cpp, thrust_omp,
 // thrust_tbb, as this build has them) against the host's fit: cuda/estimator_space_checks.hpp
-// and cuda/estimator_moments_checks.hpp, shared with the MPI and CUDA tests.
+// cuda/estimator_moments_checks.hpp and cuda/estimator_boosting_checks.hpp, shared with the MPI
+// and CUDA tests.
 #include <doctest/doctest.h>
 
+#include "cuda/estimator_boosting_checks.hpp"
 #include "cuda/estimator_moments_checks.hpp"
 #include "cuda/estimator_space_checks.hpp"
 #include "onelearn/exec/local.hpp"
@@ -92,6 +94,19 @@ TEST_CASE_TEMPLATE("PCA in a CPU Thrust space equals the host's fit", T, double,
 #endif
 #if defined(ONELEARN_SPACE_HAVE_TBB)
   space_test::check_pca_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
+TEST_CASE_TEMPLATE("HistGradientBoosting in a CPU Thrust space equals the host's fit", T, double,
+                   float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_boosting_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_boosting_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_boosting_in_space<T>(exec::local{}, space::thrust_tbb{});
 #endif
 }
 

@@ -8,6 +8,7 @@
  * <!-- example-context: classification -->
  * \code
  * #include <onelearn/ensemble/hist_gradient_boosting.hpp>
+ * #include <onelearn/space/space.hpp>                // only for another compute space
  *
  * onelearn::ensemble::HistGradientBoostingClassifier<double> clf({.max_iter = 200});
  * clf.fit(X_train, y_train);                         // y_train: onelearn::Labels; NaN in X: missing
@@ -24,6 +25,13 @@
  * onelearn::exec::mpi policy{comm};
  * onelearn::ensemble::HistGradientBoostingClassifier<double, onelearn::exec::mpi> dist({}, policy);
  * dist.fit(my_X, my_y);
+ *
+ * // In a compute space (space/space.hpp): the histograms and the rows' partitions there.
+ * #if defined(ONELEARN_SPACE_HAVE_OMP)
+ * onelearn::ensemble::HistGradientBoostingClassifier<double, onelearn::exec::local,
+ *                                                    onelearn::space::thrust_omp> threaded;
+ * threaded.fit(X_train, y_train);                    // the host's trees, on Thrust's threads
+ * #endif
  * \endcode
  *
  * ensemble::HistGradientBoostingClassifier / HistGradientBoostingRegressor: histogram-based
@@ -45,6 +53,16 @@
  * child's; the other child's is the parent's minus it), so every rank grows the same trees with
  * one all-reduce of p x (max_bins + 1) x 3 doubles per split. Histograms are built feature by
  * feature on OpenMP threads (core/detail/parallel.hpp), bins stored as uint8.
+ *
+ * Compute space (third template argument, `space::host` by default): where the two passes over
+ * a node's rows run, the gradient histogram and the split's partition of the rows
+ * (detail/hist_node_rows.hpp); the binning, the losses' gradients, the split search and
+ * predictions stay on the host. `thrust_omp` and `thrust_tbb` run the host's code on their own
+ * threads (the host's trees bit for bit); `thrust_cuda` keeps the binned rows (copied once per
+ * fit) and the row order on the device, takes each tree's gradients there and brings back each
+ * histogram (p x (max_bins + 1) x 3 doubles) and, per tree, the row order; its histograms add
+ * a bin's gradients in chunks of rows, so the leaf values round apart from the host's (1e-15
+ * relative per tree). `thrust_cpp` runs the device's kernels on one CPU thread.
  *
  * \par Parameters (HistGradientBoosting{Classifier,Regressor}Params)
  * - `loss` (string): "log_loss" (classifier) or "squared_error" (regressor), the only ones.
@@ -124,6 +142,8 @@
 #include "onelearn/ensemble/detail/hist_params.hpp"
 #include "onelearn/exec/local.hpp"
 #include "onelearn/metrics/r2_score.hpp"
+#include "onelearn/space/concept.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::ensemble {
 
@@ -235,16 +255,19 @@ Vector<T> scores_of(const std::vector<double>& scores) {
 
 }  // namespace detail
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
 class HistGradientBoostingClassifier
-    : public WithParams<HistGradientBoostingClassifier<T, Exec>,
+    : public WithParams<HistGradientBoostingClassifier<T, Exec, Space>,
                         HistGradientBoostingClassifierParams> {
  public:
   using value_type = T;
   using Params = HistGradientBoostingClassifierParams;
 
-  explicit HistGradientBoostingClassifier(const Params& params = {}, Exec exec = {})
-      : WithParams<HistGradientBoostingClassifier, Params>(params), exec_(std::move(exec)) {}
+  using space_type = Space;
+
+  explicit HistGradientBoostingClassifier(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<HistGradientBoostingClassifier, Params>(params), exec_(std::move(exec)), space_(std::move(space)) {}
 
   HistGradientBoostingClassifier& fit(const MatrixRef<T>& X, const LabelsRef& y) {
     return fit_impl(X, y, std::nullopt);
@@ -335,6 +358,7 @@ class HistGradientBoostingClassifier
 
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  private:
   HistGradientBoostingClassifier& fit_impl(const MatrixRef<T>& X, const LabelsRef& y,
@@ -355,7 +379,7 @@ class HistGradientBoostingClassifier
                                     : ensemble::detail::LossKind::multinomial;
     loss.n_trees = classes.size() == 2 ? 1 : classes.size();
     const std::vector<double> y_index(class_of.begin(), class_of.end());
-    booster_.fit<T>(exec_, X, y_index, detail::weights_of<T>(weights), class_of, classes.size(),
+    booster_.fit<T>(exec_, space_, X, y_index, detail::weights_of<T>(weights), class_of, classes.size(),
                     detail::hist_settings(this->params_, loss, n_total));
     classes_ = classes;
     train_score_ = detail::scores_of<T>(booster_.train_score);
@@ -385,22 +409,26 @@ class HistGradientBoostingClassifier
   }
 
   Exec exec_;
+  Space space_;
   ensemble::detail::Booster booster_;
   Labels classes_;
   Vector<T> train_score_, validation_score_;
   bool fitted_ = false;
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
 class HistGradientBoostingRegressor
-    : public WithParams<HistGradientBoostingRegressor<T, Exec>,
+    : public WithParams<HistGradientBoostingRegressor<T, Exec, Space>,
                         HistGradientBoostingRegressorParams> {
  public:
   using value_type = T;
   using Params = HistGradientBoostingRegressorParams;
 
-  explicit HistGradientBoostingRegressor(const Params& params = {}, Exec exec = {})
-      : WithParams<HistGradientBoostingRegressor, Params>(params), exec_(std::move(exec)) {}
+  using space_type = Space;
+
+  explicit HistGradientBoostingRegressor(const Params& params = {}, Exec exec = {}, Space space = {})
+      : WithParams<HistGradientBoostingRegressor, Params>(params), exec_(std::move(exec)), space_(std::move(space)) {}
 
   HistGradientBoostingRegressor& fit(const MatrixRef<T>& X, const VectorRef<T>& y) {
     return fit_impl(X, y, std::nullopt);
@@ -484,6 +512,7 @@ class HistGradientBoostingRegressor
 
   [[nodiscard]] bool is_fitted() const noexcept { return fitted_; }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  [[nodiscard]] const Space& compute_space() const noexcept { return space_; }
 
  private:
   HistGradientBoostingRegressor& fit_impl(const MatrixRef<T>& X, const VectorRef<T>& y,
@@ -496,7 +525,7 @@ class HistGradientBoostingRegressor
     std::vector<double> target(static_cast<std::size_t>(y.size()));
     for (index_t i = 0; i < y.size(); ++i) target[static_cast<std::size_t>(i)] = static_cast<double>(y(i));
     const std::vector<index_t> group(target.size(), 0);
-    booster_.fit<T>(exec_, X, target, detail::weights_of<T>(weights), group, 1,
+    booster_.fit<T>(exec_, space_, X, target, detail::weights_of<T>(weights), group, 1,
                     detail::hist_settings(this->params_, ensemble::detail::HistLoss{}, n_total));
     train_score_ = detail::scores_of<T>(booster_.train_score);
     validation_score_ = detail::scores_of<T>(booster_.validation_score);
@@ -505,6 +534,7 @@ class HistGradientBoostingRegressor
   }
 
   Exec exec_;
+  Space space_;
   ensemble::detail::Booster booster_;
   Vector<T> train_score_, validation_score_;
   bool fitted_ = false;

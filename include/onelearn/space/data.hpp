@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -83,6 +84,13 @@ struct vector_view {
     return {data, size};
   }
   // clang-format on
+};
+
+/// Which way a split of histogram boosting sends each bin of its feature (255 value bins and the
+/// missing-values bin): left[b] != 0 sends the rows of bin b left, for numerical and categorical
+/// splits alike (space::partition_rows takes it by value onto a device).
+struct bin_routing {
+  std::uint8_t left[256] = {};
 };
 
 /// Samples x features, row-major, in the memory of space S: owned (a device copy, or a kernel's

@@ -65,7 +65,10 @@
  * - `nearest_k`: the exact k nearest rows (kNN), ties to the lower row;
  * - `gram`: centred, weighted X^T X, X^T y, y^T y (Ridge, Lasso, ElasticNet; without y, a
  *   covariance); on CUDA by cuBLAS (syrk);
- * - `logistic_loss_gradient`: LogisticRegression's data term and gradient.
+ * - `logistic_loss_gradient`: LogisticRegression's data term and gradient;
+ * - `gradient_histogram`, `partition_rows`, `fill_row_order` (Thrust spaces only: the host runs
+ *   ensemble/detail/hist_split.hpp's own): histogram boosting's per-node gradient histograms and
+ *   row partitions (space/detail/thrust_histogram.hpp).
  *
  * Results equal the host kernels' to 1e-12 relative in double and 1e-5 in float (sums are kept
  * in double whatever T is, as on the host); the k nearest neighbours are the same rows with the
@@ -91,6 +94,7 @@
 
 #include "onelearn/space/concept.hpp"
 #include "onelearn/space/data.hpp"
+#include "onelearn/space/detail/thrust_histogram.hpp"
 #include "onelearn/space/detail/thrust_kernels.hpp"
 #include "onelearn/space/errors.hpp"
 #include "onelearn/space/host.hpp"

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "onelearn/base/in_space.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
@@ -26,9 +27,11 @@
 #include "onelearn/ensemble/detail/hist_categories.hpp"
 #include "onelearn/ensemble/detail/hist_grower.hpp"
 #include "onelearn/ensemble/detail/hist_losses.hpp"
+#include "onelearn/ensemble/detail/hist_node_rows.hpp"
 #include "onelearn/ensemble/detail/hist_rows.hpp"
 #include "onelearn/ensemble/detail/hist_tree.hpp"
 #include "onelearn/exec/policy.hpp"
+#include "onelearn/space/concept.hpp"
 
 namespace onelearn::ensemble::detail {
 
@@ -64,8 +67,10 @@ struct Booster {
 
   /// y: per local row the target or class index; weights: empty or per row; group: per row
   /// the stratum of the validation split (class index, or 0) with n_groups strata.
-  template <class T, exec::ExecutionPolicy Exec>
-  void fit(const Exec& exec, const MatrixRef<T>& X, const std::vector<double>& y,
+  /// The node rows' passes (histograms, partitions) run in `space` (hist_node_rows.hpp); the
+  /// binning, the losses and the split search on the host.
+  template <class T, exec::ExecutionPolicy Exec, space::ComputeSpace Space>
+  void fit(const Exec& exec, const Space& space, const MatrixRef<T>& X, const std::vector<double>& y,
            const std::vector<double>& weights, const std::vector<index_t>& group,
            index_t n_groups, const BoostingSettings& s) {
     n_features = X.cols();
@@ -140,7 +145,9 @@ struct Booster {
     const auto n_train = static_cast<std::size_t>(train.X.n_rows);
     std::vector<float> gradient(k * n_train, 0.0F), hessian(k * n_train, 1.0F);
     if (s.early_stopping) record_scores(exec, s, train, valid, use_validation);
-    TreeGrower<Exec> grower(exec, input, grower_settings);
+    auto node_rows = onelearn::detail::run_in_space(exec, space,
+                                                    [&] { return make_node_rows(space, train.X); });
+    TreeGrower<Exec, decltype(node_rows)> grower(exec, input, grower_settings, node_rows);
     for (std::int64_t iteration = 0; iteration < s.max_iter; ++iteration) {
       s.loss.gradients(train.y, train.raw, train.weights, gradient, hessian);
       trees.emplace_back();

@@ -9,6 +9,11 @@
 // sums are all-reduced, and so is each histogram built: the root's, then per split only the
 // smaller child's (by global count), the larger one being the parent's minus it. So every rank
 // grows the same tree with one all-reduce of p * (max_bins + 1) * 3 doubles per split.
+//
+// The passes over the rows (histograms, partitions) are NodeRows' (hist_node_rows.hpp): the
+// host's code, or a compute space's kernels. In a device space they run inside the policy's
+// propagate_errors (base/in_space.hpp), so that a device failing on one rank raises on every
+// rank instead of leaving the others in the next all-reduce.
 
 #include <algorithm>
 #include <array>
@@ -19,9 +24,11 @@
 #include <vector>
 
 #include "onelearn/core/detail/no_fma.hpp"
+#include "onelearn/base/in_space.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
+#include "onelearn/ensemble/detail/hist_node_rows.hpp"
 #include "onelearn/ensemble/detail/hist_split.hpp"
 #include "onelearn/ensemble/detail/hist_tree.hpp"
 #include "onelearn/exec/policy.hpp"
@@ -46,11 +53,12 @@ struct GrowerInput {
   SplitSettings split;
 };
 
-template <exec::ExecutionPolicy Exec>
+template <exec::ExecutionPolicy Exec, class NodeRows>
 class TreeGrower {
  public:
-  TreeGrower(const Exec& exec, const GrowerInput& in, const GrowerSettings& settings)
-      : exec_(exec), in_(in), settings_(settings) {}
+  TreeGrower(const Exec& exec, const GrowerInput& in, const GrowerSettings& settings,
+             NodeRows& rows)
+      : exec_(exec), in_(in), settings_(settings), rows_(rows) {}
 
   /// Grows the tree of these gradients and hessians (per local training row) and adds its
   /// leaf values to raw (this tree's column of raw predictions of the local training rows).
@@ -59,8 +67,7 @@ class TreeGrower {
     in_.gradients = gradients;
     in_.hessians = hessians;
     const index_t n_local = in_.X->n_rows;
-    rows_.resize(static_cast<std::size_t>(n_local));
-    for (index_t i = 0; i < n_local; ++i) rows_[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
+    in_rows([&] { rows_.start_tree(gradients, hessians, in_.split.hessians_are_constant); });
     nodes_.clear();
     heap_.clear();
     n_finalized_ = 0;
@@ -129,14 +136,15 @@ class TreeGrower {
 
   /// Adds each leaf's value (times the learning rate) to the raw predictions of its rows; the
   /// leaves hold disjoint rows, so they go on threads.
-  void add_leaf_values(double* raw) const {
+  void add_leaf_values(double* raw) {
+    const std::uint32_t* order = in_rows([&] { return rows_.order(); });
     const auto n_nodes = static_cast<index_t>(nodes_.size());
     onelearn::detail::for_each_chunk(n_nodes, 1, [&](index_t at, index_t, index_t) {
       const Node& node = nodes_[static_cast<std::size_t>(at)];
       if (!node.is_leaf) return;
       const double value = node.value * settings_.shrinkage;
       for (index_t r = node.begin; r < node.end; ++r) {
-        raw[rows_[static_cast<std::size_t>(r)]] += value;
+        raw[order[r]] += value;
       }
     });
   }
@@ -158,9 +166,10 @@ class TreeGrower {
   void build(std::size_t at) {
     Node& node = nodes_[at];
     node.hist = spare_histogram();
-    build_histogram(*in_.X, rows_.data() + node.begin,
-                    static_cast<std::size_t>(node.end - node.begin), in_.gradients, in_.hessians,
-                    in_.split.hessians_are_constant, in_.split.stride, node.hist);
+    in_rows([&] {
+      rows_.histogram(node.begin, node.end, in_.split.hessians_are_constant, in_.split.stride,
+                      node.hist);
+    });
     exec_.allreduce(std::span<double>(node.hist), exec::reduce_op::sum);
   }
 
@@ -194,62 +203,18 @@ class TreeGrower {
     }
   }
 
-  /// Stable in-place partition of the node's rows: left child first. A large node's rows are
-  /// cut into blocks on threads: each block first counts its left rows, then writes its rows
-  /// after those of the blocks before it, so the order is the serial one.
-  index_t partition(const Node& node) {
-    const SplitInfo& s = node.split;
-    const int missing = in_.mapper->missing_bin();
-    const std::uint8_t* column = in_.X->column(s.feature);
-    std::uint32_t* r = rows_.data() + node.begin;
-    const index_t count = node.end - node.begin;
-    goes_left_.resize(static_cast<std::size_t>(count));
-    buffer_.resize(static_cast<std::size_t>(count));
-    constexpr index_t grain = index_t{1} << 13;
-    left_counts_.assign(static_cast<std::size_t>(onelearn::detail::chunk_count(count, grain)), 0);
-    // Branch-free: half the rows go either way, and a mispredicted branch per row would cost
-    // more than the comparisons.
-    auto count_left = [&](auto goes_left, index_t block, index_t begin, index_t end) {
-      index_t n_left = 0;
-      for (index_t i = begin; i < end; ++i) {
-        const index_t left = goes_left(column[r[i]]) ? 1 : 0;
-        goes_left_[static_cast<std::size_t>(i)] = static_cast<char>(left);
-        n_left += left;
-      }
-      left_counts_[static_cast<std::size_t>(block)] = n_left;
-    };
-    onelearn::detail::for_each_chunk(count, grain, [&](index_t block, index_t begin, index_t end) {
-      if (s.is_categorical) {
-        // The bitset holds the missing-values bin when missing values go left.
-        count_left([&](int b) { return s.left_bins.has(static_cast<unsigned>(b)); }, block, begin,
-                   end);
-      } else {
-        const int missing_left = s.missing_go_to_left ? 1 : 0;
-        const int bin = s.bin;
-        count_left([=](int b) { return (int{b <= bin} | (missing_left & int{b == missing})) != 0; },
-                   block, begin, end);
-      }
-    });
-    index_t total_left = 0;
-    for (index_t n_left : left_counts_) total_left += n_left;
-    onelearn::detail::for_each_chunk(count, grain, [&](index_t block, index_t begin, index_t end) {
-      index_t left = 0;
-      for (index_t b = 0; b < block; ++b) left += left_counts_[static_cast<std::size_t>(b)];
-      index_t right = total_left + (begin - left);
-      for (index_t i = begin; i < end; ++i) {
-        const index_t goes_left = goes_left_[static_cast<std::size_t>(i)];
-        buffer_[static_cast<std::size_t>(right + goes_left * (left - right))] = r[i];
-        left += goes_left;
-        right += 1 - goes_left;
-      }
-    });
-    std::copy(buffer_.begin(), buffer_.begin() + count, r);
-    return node.begin + total_left;
+  /// work(), where a device failing on one rank raises on every rank (base/in_space.hpp).
+  template <class Work>
+  decltype(auto) in_rows(Work&& work) {
+    return onelearn::detail::run_in_space(exec_, rows_.space(), std::forward<Work>(work));
   }
 
   void split_next() {
     const std::size_t at = heap_pop();
-    const index_t middle = partition(nodes_[at]);
+    const index_t middle = in_rows([&] {
+      return rows_.partition(nodes_[at].begin, nodes_[at].end, nodes_[at].split,
+                             in_.mapper->missing_bin());
+    });
     const std::int64_t depth = nodes_[at].depth + 1;
     const auto n_leaf_nodes = static_cast<std::int64_t>(n_finalized_ + heap_.size() + 2);
     {
@@ -361,9 +326,7 @@ class TreeGrower {
   std::vector<std::size_t> heap_;
   std::size_t n_finalized_ = 0;
   std::vector<Histogram> spare_;  ///< released histograms, for reuse
-  std::vector<std::uint32_t> rows_, buffer_;
-  std::vector<char> goes_left_;       ///< partition: per row of the node, 1 if it goes left
-  std::vector<index_t> left_counts_;  ///< partition: per block, its rows that go left
+  NodeRows& rows_;                ///< the nodes' rows: nodes_[i] holds rows_ [begin, end)
 };
 
 }  // namespace onelearn::ensemble::detail

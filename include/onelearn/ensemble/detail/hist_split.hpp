@@ -66,10 +66,12 @@ struct SplitSettings {
 /// The histogram of the rows rows[0, count) (local row indices into X's bins). Each row's
 /// gradient and hessian are read once and added to the bins of all its features (row-major
 /// bins, binning.hpp). The features are cut into one block per thread; every bin still adds
-/// its rows in row order, so the histogram is the same on any number of threads.
-inline void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size_t count,
-                            const float* gradients, const float* hessians, bool constant_hessian,
-                            index_t stride, Histogram& out) {
+/// its rows in row order, so the histogram is the same on any number of threads. `chunks` runs
+/// the feature blocks (host_chunks: OpenMP's threads; thrust_omp and thrust_tbb pass their own).
+template <class Chunks = onelearn::detail::host_chunks>
+void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size_t count,
+                     const float* gradients, const float* hessians, bool constant_hessian,
+                     index_t stride, Histogram& out, const Chunks& chunks = {}) {
   const index_t p = X.n_features;
   out.assign(static_cast<std::size_t>(p * stride * 3), 0.0);
   // Small nodes (most of a tree's) stay on one thread: starting threads would cost more.
@@ -99,7 +101,7 @@ inline void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, st
       }
     }
   };
-  onelearn::detail::for_each_chunk(p, block, [&](index_t, index_t first, index_t last) {
+  chunks(p, block, [&](index_t, index_t first, index_t last) {
     if (constant_hessian) {
       accumulate(std::true_type{}, first, last);
     } else {

@@ -138,8 +138,8 @@ EnsembleAttributes boosting_attributes(const std::vector<std::vector<ensemble::d
 
 }  // namespace detail
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingRegressor<T, E>& m,
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingRegressor<T, E, S>& m,
                       const std::string& x) {
   if (b.is_float64()) {
     return {{"variable", detail::export_boosting_raw(b, x, m.trees(), m.baseline(), "variable"),
@@ -159,8 +159,8 @@ Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingRegre
   return {{"variable", out, ::onnx::TensorProto::FLOAT, {-1, 1}}};
 }
 
-template <class T, class E>
-Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingClassifier<T, E>& m,
+template <class T, class E, class S>
+Exported export_model(GraphBuilder& b, const ensemble::HistGradientBoostingClassifier<T, E, S>& m,
                       const std::string& x) {
   const Labels& classes = m.classes();
   const auto k = static_cast<std::int64_t>(classes.size());

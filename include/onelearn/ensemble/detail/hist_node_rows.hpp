@@ -1,0 +1,209 @@
+#pragma once
+// The rows of a tree's nodes, and the two passes histogram boosting makes over them, in a
+// compute space. The grower (hist_grower.hpp) keeps every node's rows as a range [begin, end)
+// of one row order, which a split partitions in place; what touches the rows is here:
+//   start_tree(g, h, constant)   a new tree: the root holds every row, in order; g and h are the
+//                                tree's gradients and hessians (host memory, one per row; h
+//                                unread when the hessians are constant)
+//   histogram(begin, end, ...)   the gradient histogram of a node's rows (hist_split.hpp's
+//                                layout), on the host
+//   partition(begin, end, ...)   a split's stable partition of its node's rows: left child first
+//   order()                      after the tree, the row order on the host (the leaves' rows)
+//
+// HostNodeRows: the host's memory and code, with `Chunks` running the parallel loops: OpenMP's
+// threads for space::host, the system's threads for thrust_omp and thrust_tbb (space::
+// chunk_loop), which thereby grow the host's trees bit for bit.
+// SpaceNodeRows: the binned rows, the gradients and the row order in the space's memory, the
+// passes as the space's kernels (space/detail/thrust_histogram.hpp): thrust_cuda, and
+// thrust_cpp, which runs the device's forms on one CPU thread so that every test run checks
+// them. The binned rows go to the device once per fit, the gradients once per tree, the row
+// order comes back once per tree; the histograms (p x (max_bins + 1) x 3 doubles) come back
+// once per node built, which is what the distributed fit all-reduces anyway.
+//
+// `node_rows_for<Space>` names the one a space uses; make_node_rows builds it.
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "onelearn/core/detail/parallel.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/ensemble/detail/binning.hpp"
+#include "onelearn/ensemble/detail/hist_split.hpp"
+#include "onelearn/space/concept.hpp"
+#include "onelearn/space/data.hpp"
+#include "onelearn/space/host.hpp"
+
+namespace onelearn::ensemble::detail {
+
+template <class Chunks = onelearn::detail::host_chunks>
+class HostNodeRows {
+ public:
+  explicit HostNodeRows(const BinnedMatrix& X, Chunks chunks = {})
+      : X_(&X), chunks_(std::move(chunks)) {}
+
+  /// The node rows' memory is the host's: nothing here can fail on one rank only.
+  [[nodiscard]] static space::host space() { return {}; }
+
+  void start_tree(const float* gradients, const float* hessians, bool /*constant_hessian*/) {
+    gradients_ = gradients;
+    hessians_ = hessians;
+    rows_.resize(static_cast<std::size_t>(X_->n_rows));
+    std::iota(rows_.begin(), rows_.end(), std::uint32_t{0});
+  }
+
+  void histogram(index_t begin, index_t end, bool constant_hessian, index_t stride,
+                 Histogram& out) const {
+    build_histogram(*X_, rows_.data() + begin, static_cast<std::size_t>(end - begin), gradients_,
+                    hessians_, constant_hessian, stride, out, chunks_);
+  }
+
+  /// Stable in-place partition of rows [begin, end) by split s: left child first; returns the
+  /// first row of the right child. A large node's rows are cut into blocks on threads: each
+  /// block first counts its left rows, then writes its rows after those of the blocks before
+  /// it, so the order is the serial one.
+  index_t partition(index_t begin, index_t end, const SplitInfo& s, int missing) {
+    const std::uint8_t* column = X_->column(s.feature);
+    std::uint32_t* r = rows_.data() + begin;
+    const index_t count = end - begin;
+    goes_left_.resize(static_cast<std::size_t>(count));
+    buffer_.resize(static_cast<std::size_t>(count));
+    constexpr index_t grain = index_t{1} << 13;
+    left_counts_.assign(static_cast<std::size_t>(onelearn::detail::chunk_count(count, grain)), 0);
+    // Branch-free: half the rows go either way, and a mispredicted branch per row would cost
+    // more than the comparisons.
+    auto count_left = [&](auto goes_left, index_t block, index_t first, index_t last) {
+      index_t n_left = 0;
+      for (index_t i = first; i < last; ++i) {
+        const index_t left = goes_left(column[r[i]]) ? 1 : 0;
+        goes_left_[static_cast<std::size_t>(i)] = static_cast<char>(left);
+        n_left += left;
+      }
+      left_counts_[static_cast<std::size_t>(block)] = n_left;
+    };
+    chunks_(count, grain, [&](index_t block, index_t first, index_t last) {
+      if (s.is_categorical) {
+        // The bitset holds the missing-values bin when missing values go left.
+        count_left([&](int b) { return s.left_bins.has(static_cast<unsigned>(b)); }, block, first,
+                   last);
+      } else {
+        const int missing_left = s.missing_go_to_left ? 1 : 0;
+        const int bin = s.bin;
+        count_left([=](int b) { return (int{b <= bin} | (missing_left & int{b == missing})) != 0; },
+                   block, first, last);
+      }
+    });
+    index_t total_left = 0;
+    for (index_t n_left : left_counts_) total_left += n_left;
+    chunks_(count, grain, [&](index_t block, index_t first, index_t last) {
+      index_t left = 0;
+      for (index_t b = 0; b < block; ++b) left += left_counts_[static_cast<std::size_t>(b)];
+      index_t right = total_left + (first - left);
+      for (index_t i = first; i < last; ++i) {
+        const index_t goes_left = goes_left_[static_cast<std::size_t>(i)];
+        buffer_[static_cast<std::size_t>(right + goes_left * (left - right))] = r[i];
+        left += goes_left;
+        right += 1 - goes_left;
+      }
+    });
+    std::copy(buffer_.begin(), buffer_.begin() + count, r);
+    return begin + total_left;
+  }
+
+  [[nodiscard]] const std::uint32_t* order() const { return rows_.data(); }
+
+ private:
+  const BinnedMatrix* X_;
+  Chunks chunks_;
+  const float* gradients_ = nullptr;
+  const float* hessians_ = nullptr;
+  std::vector<std::uint32_t> rows_, buffer_;
+  std::vector<char> goes_left_;       ///< partition: per row of the node, 1 if it goes left
+  std::vector<index_t> left_counts_;  ///< partition: per block, its rows that go left
+};
+
+/// Which way split s sends each bin (missing: the missing-values bin).
+inline space::bin_routing routing_of(const SplitInfo& s, int missing) {
+  space::bin_routing out;
+  for (int b = 0; b < 256; ++b) {
+    const bool left = s.is_categorical
+                          ? s.left_bins.has(static_cast<unsigned>(b))
+                          : (b <= s.bin || (s.missing_go_to_left && b == missing));
+    out.left[b] = left ? 1 : 0;
+  }
+  return out;
+}
+
+/// The node rows in a Thrust space's memory, the passes as its kernels (found by
+/// argument-dependent lookup in space/space.hpp, which a program choosing a Thrust space
+/// includes).
+template <space::ComputeSpace Space>
+class SpaceNodeRows {
+ public:
+  SpaceNodeRows(const Space& s, const BinnedMatrix& X)
+      : space_(s),
+        bins_(space::to_space(s, std::span<const std::uint8_t>(X.rows))),
+        n_rows_(X.n_rows),
+        n_features_(X.n_features),
+        rows_(s, X.n_rows),
+        host_rows_(static_cast<std::size_t>(X.n_rows)) {}
+
+  [[nodiscard]] const Space& space() const { return space_; }
+
+  void start_tree(const float* gradients, const float* hessians, bool constant_hessian) {
+    const auto n = static_cast<std::size_t>(n_rows_);
+    gradients_ = space::to_space(space_, std::span<const float>(gradients, n));
+    hessians_ = constant_hessian ? space::vector<Space, float>()
+                                 : space::to_space(space_, std::span<const float>(hessians, n));
+    fill_row_order(space_, rows_.mutable_view());
+  }
+
+  void histogram(index_t begin, index_t end, bool constant_hessian, index_t stride,
+                 Histogram& out) const {
+    out.resize(static_cast<std::size_t>(n_features_ * stride * 3));
+    const space::vector_view<const std::uint32_t> node{rows_.view().data + begin, end - begin};
+    gradient_histogram(space_, bins(), node, gradients_.view(),
+                       constant_hessian ? space::vector_view<const float>{} : hessians_.view(),
+                       stride, std::span<double>(out));
+  }
+
+  index_t partition(index_t begin, index_t end, const SplitInfo& s, int missing) {
+    const space::vector_view<std::uint32_t> node{rows_.mutable_view().data + begin, end - begin};
+    return begin + partition_rows(space_, bins(), s.feature, routing_of(s, missing), node);
+  }
+
+  [[nodiscard]] const std::uint32_t* order() {
+    space_.copy_to_host(rows_.view().data, host_rows_.size(), host_rows_.data());
+    return host_rows_.data();
+  }
+
+ private:
+  [[nodiscard]] space::matrix_view<const std::uint8_t> bins() const {
+    return {bins_.view().data, n_rows_, n_features_, n_features_};
+  }
+
+  Space space_;
+  space::vector<Space, std::uint8_t> bins_;  ///< row-major: [row * n_features + feature]
+  index_t n_rows_, n_features_;
+  space::vector<Space, std::uint32_t> rows_;
+  space::vector<Space, float> gradients_, hessians_;
+  std::vector<std::uint32_t> host_rows_;
+};
+
+/// The node rows of space S: the host's code on the host and on the threaded CPU systems (with
+/// their own threads), the space's kernels elsewhere.
+template <space::ComputeSpace S>
+auto make_node_rows(const S& s, const BinnedMatrix& X) {
+  if constexpr (std::is_same_v<S, space::host>) {
+    return HostNodeRows<>(X);
+  } else if constexpr (requires { chunk_loop(s); }) {
+    return HostNodeRows<decltype(chunk_loop(s))>(X, chunk_loop(s));
+  } else {
+    return SpaceNodeRows<S>(s, X);
+  }
+}
+
+}  // namespace onelearn::ensemble::detail
