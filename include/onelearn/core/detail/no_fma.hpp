@@ -9,8 +9,18 @@
 //
 // GCC only: Clang contracts within one expression by default (-ffp-contract=on) and has no
 // scoped way to turn it off for a header's functions at namespace scope.
+//
+// Under nvcc the pragmas reach g++, which compiles the host code; nvcc's own front end does not
+// know them and would warn (#1675-D, "unrecognized GCC pragma") at every use: silenced there.
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__CUDACC__) && defined(__GNUC__) && !defined(__clang__)
+#define ONELEARN_BEGIN_NO_FMA                                                              \
+  _Pragma("nv_diagnostic push") _Pragma("nv_diag_suppress 1675") _Pragma("GCC push_options") \
+      _Pragma("GCC optimize(\"fp-contract=off\")") _Pragma("nv_diagnostic pop")
+#define ONELEARN_END_NO_FMA                                                                 \
+  _Pragma("nv_diagnostic push") _Pragma("nv_diag_suppress 1675") _Pragma("GCC pop_options") \
+      _Pragma("nv_diagnostic pop")
+#elif defined(__GNUC__) && !defined(__clang__)
 #define ONELEARN_BEGIN_NO_FMA _Pragma("GCC push_options") _Pragma("GCC optimize(\"fp-contract=off\")")
 #define ONELEARN_END_NO_FMA _Pragma("GCC pop_options")
 #else

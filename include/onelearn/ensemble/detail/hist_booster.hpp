@@ -149,7 +149,7 @@ struct Booster {
                                                     [&] { return make_node_rows(space, train.X); });
     TreeGrower<Exec, decltype(node_rows)> grower(exec, input, grower_settings, node_rows);
     for (std::int64_t iteration = 0; iteration < s.max_iter; ++iteration) {
-      s.loss.gradients(train.y, train.raw, train.weights, gradient, hessian);
+      s.loss.gradients(train.y, train.raw, train.weights, gradient, hessian, node_rows.chunks());
       trees.emplace_back();
       for (std::size_t c = 0; c < k; ++c) {
         trees.back().push_back(grower.grow(gradient.data() + c * n_train,

@@ -135,11 +135,12 @@ class TreeGrower {
   };
 
   /// Adds each leaf's value (times the learning rate) to the raw predictions of its rows; the
-  /// leaves hold disjoint rows, so they go on threads.
+  /// leaves hold disjoint rows, so they go on threads (the node rows' threads: a CPU space's
+  /// threads taking turns with OpenMP's would wait on each other's spinning).
   void add_leaf_values(double* raw) {
     const std::uint32_t* order = in_rows([&] { return rows_.order(); });
     const auto n_nodes = static_cast<index_t>(nodes_.size());
-    onelearn::detail::for_each_chunk(n_nodes, 1, [&](index_t at, index_t, index_t) {
+    rows_.chunks()(n_nodes, 1, [&](index_t at, index_t, index_t) {
       const Node& node = nodes_[static_cast<std::size_t>(at)];
       if (!node.is_leaf) return;
       const double value = node.value * settings_.shrinkage;
@@ -195,7 +196,7 @@ class TreeGrower {
   void find_split_and_push(std::size_t at) {
     Node& node = nodes_[at];
     node.split = find_best_split(node.hist, in_.split, in_.X->n_features, node.n, node.sum_g,
-                                 node.sum_h, node.value);
+                                 node.sum_h, node.value, rows_.chunks());
     if (node.split.gain <= 0) {
       finalize(at);
     } else {

@@ -74,14 +74,15 @@ struct HistLoss {
 
   /// Gradients and hessians of every row for every tree of the iteration (column-major like
   /// raw). With a constant hessian, hessian is left as it is (scikit-learn keeps a single 1).
+  /// `chunks` runs the blocks of rows (host_chunks: OpenMP's threads).
+  template <class Chunks = onelearn::detail::host_chunks>
   void gradients(const std::vector<double>& y, const std::vector<double>& raw,
                  const std::vector<double>& weights, std::vector<float>& gradient,
-                 std::vector<float>& hessian) const {
+                 std::vector<float>& hessian, const Chunks& chunks = {}) const {
     const std::size_t n = y.size();
     const bool weighted = !weights.empty();
     // Row by row, independent: blocks of rows on threads.
-    onelearn::detail::for_each_chunk(static_cast<index_t>(n), 16384,
-                                     [&](index_t, index_t begin, index_t end) {
+    chunks(static_cast<index_t>(n), 16384, [&](index_t, index_t begin, index_t end) {
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
         const double w = weighted ? weights[i] : 1.0;
         if (kind == LossKind::squared_error) {

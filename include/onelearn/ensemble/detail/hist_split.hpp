@@ -264,10 +264,12 @@ inline void best_category_split(const double* hist, const SplitSettings& s,
 
 /// The best split of a node with histogram `hist` (summed over all ranks), n rows, gradient
 /// and hessian sums and value (as its parent's split computed it). gain <= 0: no valid split.
-inline SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, index_t p,
-                                 double n, double sum_g, double sum_h, double value) {
+/// `chunks` runs the features (host_chunks: OpenMP's threads).
+template <class Chunks = onelearn::detail::host_chunks>
+SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, index_t p, double n,
+                          double sum_g, double sum_h, double value, const Chunks& chunks = {}) {
   std::vector<SplitInfo> per_feature(static_cast<std::size_t>(p));
-  onelearn::detail::for_each_chunk(p, 1, [&](index_t f, index_t, index_t) {
+  chunks(p, 1, [&](index_t f, index_t, index_t) {
     SplitInfo& out = per_feature[static_cast<std::size_t>(f)];
     out.feature = static_cast<std::int32_t>(f);
     const auto at = static_cast<std::size_t>(f);
