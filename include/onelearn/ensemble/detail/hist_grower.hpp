@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/base/in_space.hpp"
+#include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
