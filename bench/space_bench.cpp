@@ -22,6 +22,8 @@
 //               classes; quality: the training accuracy.
 //   pca_fit     decomposition::PCA: pca's 100k x 128, 10 components; quality: the sum of their
 //               explained variance ratios.
+//   linreg_fit  linear_model::LinearRegression: ridge's 500k x 64 and y (its tall-skinny QR);
+//               quality: the training R^2.
 //   gbdt_fit    ensemble::HistGradientBoostingClassifier: 200k x 28 (gbdt's 28 features, 2
 //               classes of noisy scores made here; 2/5 of gbdt's rows, to keep 5 repeats short),
 //               gbdt's settings (100 iterations, 31 leaves, 255 bins, no early stopping);
@@ -58,6 +60,7 @@
 #include "onelearn/decomposition/pca.hpp"
 #include "onelearn/ensemble/hist_gradient_boosting.hpp"
 #include "onelearn/exec/local.hpp"
+#include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
@@ -313,6 +316,15 @@ void bench_ridge_fit(const S& s, int repeats) {
 }
 
 template <class S>
+void bench_linreg_fit(const S& s, int repeats) {
+  const Matrix<double> X = ridge_rows(500'000, 64);
+  const Vector<double> y = ridge_target(X);
+  onelearn::linear_model::LinearRegression<double, onelearn::exec::local, S> ols({}, {}, s);
+  const double seconds = best_seconds(repeats, [&] { ols.fit(X, y); });
+  print_line<S>("linreg_fit", seconds, 0.0, ols.score(X, y));
+}
+
+template <class S>
 void bench_scaler_fit(const S& s, int repeats) {
   const Matrix<double> X = blobs(1'000'000, 32, 4, 7);
   onelearn::preprocessing::StandardScaler<double, onelearn::exec::local, S> scaler({}, {}, s);
@@ -394,12 +406,14 @@ int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
       bench_pca_fit(s, repeats);
     else if (w == "gbdt_fit")
       bench_gbdt_fit(s, repeats);
+    else if (w == "linreg_fit")
+      bench_linreg_fit(s, repeats);
     else {
       std::fprintf(
           stderr,
           "onelearn-space-bench: expected a workload among kmeans knn logreg lloyd "
           "knn_search logreg_eval ridge pca scaler gnb ridge_fit scaler_fit gnb_fit pca_fit "
-          "gbdt_fit, found '%s'\n",
+          "gbdt_fit linreg_fit, found '%s'\n",
           w.c_str());
       return 2;
     }
@@ -446,8 +460,8 @@ int main(int argc, char** argv) {
       std::printf(
           "onelearn-space-bench [--space SPACE] [--repeats N] [WORKLOAD...]\n"
           "spaces in this build: %s\n"
-          "workloads: kmeans knn logreg ridge_fit scaler_fit gnb_fit pca_fit gbdt_fit lloyd "
-          "knn_search logreg_eval ridge pca scaler gnb (default: all)\n",
+          "workloads: kmeans knn logreg ridge_fit linreg_fit scaler_fit gnb_fit pca_fit gbdt_fit "
+          "lloyd knn_search logreg_eval ridge pca scaler gnb (default: all)\n",
           compiled_spaces().c_str());
       return 0;
     } else if (arg.starts_with("--")) {
@@ -458,9 +472,9 @@ int main(int argc, char** argv) {
     }
   }
   if (workloads.empty()) {
-    workloads = {"kmeans",   "knn",   "logreg",     "ridge_fit",   "scaler_fit", "gnb_fit",
-                 "pca_fit",  "gbdt_fit", "lloyd", "knn_search", "logreg_eval", "ridge",
-                 "pca",      "scaler", "gnb"};
+    workloads = {"kmeans",  "knn",      "logreg", "ridge_fit",  "linreg_fit",  "scaler_fit",
+                 "gnb_fit", "pca_fit",  "gbdt_fit", "lloyd",   "knn_search", "logreg_eval",
+                 "ridge",   "pca",      "scaler", "gnb"};
   }
   onelearn::bench::warn_if_unoptimised("onelearn-space-bench");
   try {

@@ -91,7 +91,7 @@ inline void check_same_trees(const std::vector<std::vector<ensemble::detail::His
 /// one-process fits on every row.
 template <class T, class Exec, class S>
 void check_boosting_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   const index_t n = 2400;
   const boosting_data<T> d = make_boosting_data<T>(n);

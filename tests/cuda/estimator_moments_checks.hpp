@@ -16,6 +16,9 @@
 //   weighted or not; the descent's number of passes too. Ridge to the space checks' tolerances
 //   (double 1e-12, float 1e-5); the coordinate descents to 1e-9 in double, since their passes
 //   carry the Gram matrix's rounding (sums added in another order) through every update.
+// - linear_model::LinearRegression: coef and intercept, the same cases, to the space checks'
+//   tolerances: the space's QR triangles (chunks of rows, folded by Givens rotations or Eigen's
+//   Householder QR per chunk) give the host's least-squares solution up to rounding.
 // - decomposition::PCA: components, explained variances and their ratios, singular values,
 //   mean, noise variance, n_samples and the transform, whitened or not. Its covariance is the
 //   same sums (space::gram without y); the eigensolver turns their 1e-12 into about 1e-10 on
@@ -35,6 +38,7 @@
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/elastic_net.hpp"
 #include "onelearn/linear_model/lasso.hpp"
+#include "onelearn/linear_model/linear_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
@@ -91,7 +95,7 @@ void check_close_each(const char* what, const Eigen::MatrixBase<A>& a,
 
 template <class T, class Exec, class S>
 void check_scaler_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   const double tol = tolerance<T>();
   const index_t n = 1200;
@@ -138,7 +142,7 @@ void check_scaler_in_space(const Exec& exec, const S& s) {
 
 template <class T, class Exec, class S>
 void check_gaussian_nb_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   const double tol = tolerance<T>();
   const index_t n = 900;
@@ -190,7 +194,7 @@ void check_linear_fit(Host on_host, InSpace in_space, const Data<T>& d, const Ve
 
 template <class T, class Exec, class S>
 void check_linear_models_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   const index_t n = 800;
   const index_t p = 7;
@@ -227,6 +231,13 @@ void check_linear_models_in_space(const Exec& exec, const S& s) {
                            first, rows, descent_tol);
         }
         {
+          INFO("LinearRegression");
+          const linear_model::LinearRegressionParams params{.fit_intercept = intercept};
+          check_linear_fit(linear_model::LinearRegression<T>(params),
+                           linear_model::LinearRegression<T, Exec, S>(params, exec, s), d, target,
+                           weighted, first, rows, tolerance<T>());
+        }
+        {
           INFO("ElasticNet");
           const linear_model::ElasticNetParams params{
               .alpha = 0.05, .l1_ratio = 0.4, .fit_intercept = intercept, .tol = 1e-8};
@@ -241,7 +252,7 @@ void check_linear_models_in_space(const Exec& exec, const S& s) {
 
 template <class T, class Exec, class S>
 void check_pca_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   // Correlated features far from the origin, with variances well apart (scales 1 to 6).
   const index_t n = 600;

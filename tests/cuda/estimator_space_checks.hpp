@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "cuda/space_checks.hpp"
 #include "onelearn/cluster/k_means.hpp"
@@ -85,7 +86,7 @@ void check_kmeans_fit(const Exec& exec, const S& s, const cluster::KMeansParams&
 /// The three cases on blobs, for this rank's block of rows (all of them under exec::local).
 template <class T, class Exec, class S>
 void check_kmeans_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   const index_t n = 3000;
   const index_t p = 5;
@@ -142,7 +143,7 @@ void check_logistic_fit(const Exec& exec, const S& s,
 /// Binary and multinomial fits on blobs, weighted or not, with and without intercept.
 template <class T, class Exec, class S>
 void check_logistic_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   const index_t n = 900;
   // Standardised (the blobs sit around 50, 10 apart): L-BFGS converges in a few dozen
@@ -184,7 +185,7 @@ void check_logistic_in_space(const Exec& exec, const S& s) {
 /// of rows) against the host's one-process models on all rows.
 template <class T, class Exec, class S>
 void check_neighbours_in_space(const Exec& exec, const S& s) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", ", exec.size(),
        " rank(s)");
   const Data<T> d = make_data<T>(700, 5, 3, 41);
   const index_t n = d.X.rows();

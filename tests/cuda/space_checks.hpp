@@ -105,7 +105,7 @@ space::vector<S, index_t> indices_in(const S& s, const std::vector<index_t>& v) 
 /// Every kernel of space S against space::host's, on n x p data with k classes or clusters.
 template <class S, class T>
 void check_kernels(const S& s, index_t n, index_t p, index_t k) {
-  INFO("space ", S::name, ", ", (sizeof(T) == 4 ? "float" : "double"), ", n = ", n, ", p = ", p,
+  INFO("space ", S::name, ", ", std::string(sizeof(T) == 4 ? "float" : "double"), ", n = ", n, ", p = ", p,
        ", k = ", k, ", seed ", seed);
   const double tol = tolerance<T>();
   const space::host h;

@@ -60,6 +60,10 @@
 // small machine, the decomposition used here a fraction of that, and the SVD behind singular()
 // is only compiled by code that calls it.
 // Communication is one all-reduce of the means plus one all-gather of (p+1)^2 values per rank.
+// In a compute space (third template argument) step 1 runs there on chunks of the rank's rows,
+// each chunk's triangle computed on its own (Givens rotations in the device's form, Eigen's QR
+// per chunk on the threaded CPU systems), and the stack of the chunks' triangles, which has the
+// block's least-squares problem, is factorised once more on the host into R_i.
 
 #include <algorithm>
 #include <array>
@@ -69,14 +73,18 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <Eigen/QR>
 #include <Eigen/SVD>  // declarations only are used unless singular() is called
 
 #include "onelearn/base/agreement.hpp"
 #include "onelearn/base/fit_input.hpp"
+#include "onelearn/base/in_space.hpp"
 #include "onelearn/core/dataset.hpp"
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/params.hpp"
 #include "onelearn/core/types.hpp"
@@ -84,6 +92,8 @@
 #include "onelearn/exec/local.hpp"
 #include "onelearn/linear_model/detail/linear_regressor.hpp"
 #include "onelearn/metrics/r2_score.hpp"
+#include "onelearn/space/concept.hpp"
+#include "onelearn/space/host.hpp"
 
 namespace onelearn::linear_model {
 
@@ -93,18 +103,20 @@ struct LinearRegressionParams {
   static constexpr std::array<std::string_view, 1> names{"fit_intercept"};
 };
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
-class LinearRegression
-    : public detail::LinearRegressor<LinearRegression<T, Exec>, LinearRegressionParams, T, Exec> {
-  using Base = detail::LinearRegressor<LinearRegression<T, Exec>, LinearRegressionParams, T, Exec>;
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
+class LinearRegression : public detail::LinearRegressor<LinearRegression<T, Exec, Space>,
+                                                        LinearRegressionParams, T, Exec, Space> {
+  using Base = detail::LinearRegressor<LinearRegression<T, Exec, Space>, LinearRegressionParams,
+                                       T, Exec, Space>;
   friend Base;
 
  public:
   using Params = LinearRegressionParams;
   static constexpr std::string_view name = "LinearRegression";
 
-  explicit LinearRegression(const Params& params = {}, Exec exec = {})
-      : Base(params, std::move(exec)) {}
+  explicit LinearRegression(const Params& params = {}, Exec exec = {}, Space space = {})
+      : Base(params, std::move(exec), std::move(space)) {}
 
   /// A fitted model with these attributes (see "A model from given attributes" above).
   /// invalid_argument for an empty coef, NaN/Inf, or a nonzero intercept without fit_intercept.
@@ -164,9 +176,8 @@ class LinearRegression
     onelearn::detail::check_same_params(where, this->exec_, this->params_);
     this->fitted_ = false;
     const auto [means, x_mean, y_mean, data] = this->centring(where, X, y, weights);
-    (void)data;  // on the host: the caller's rows, read below
-
-    const ColMatrix stacked = gather_triangles(local_triangle(X, y, weights, x_mean, y_mean));
+    const ColMatrix stacked =
+        gather_triangles(triangle_in_space(X, y, weights, x_mean, y_mean, data));
     solve(stacked, means.n_samples);
     this->intercept_ = this->params_.fit_intercept
                      ? static_cast<T>(y_mean - x_mean.dot(this->coef_.template cast<double>()))
@@ -189,6 +200,60 @@ class LinearRegression
     const index_t k = std::min(n, p + 1);
     if (k == 0) return ColMatrix(0, p + 1);
     Eigen::HouseholderQR<ColMatrix> qr(std::move(block));
+    return qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
+  }
+
+  /// This rank's triangle, as local_triangle, with the QR's passes over the rows in the space:
+  /// the host's one Householder QR of the block; on thrust_omp and thrust_tbb the same on
+  /// chunks of rows, one per work item of the system's threads (space::chunk_loop); elsewhere
+  /// the space's qr_triangles (Givens rotations per chunk of rows, space/detail/thrust_qr.hpp).
+  /// The chunks' triangles, stacked, are factorised once more here: the stack has the block's
+  /// least-squares problem.
+  template <class Data>
+  ColMatrix triangle_in_space(const MatrixRef<T>& X, const VectorRef<T>& y,
+                              const std::optional<VectorRef<T>>& weights,
+                              const Vector<double>& x_mean, double y_mean,
+                              const Data& data) const {
+    if constexpr (std::is_same_v<Space, space::host>) {
+      (void)data;  // the caller's rows, read here
+      return local_triangle(X, y, weights, x_mean, y_mean);
+    } else if constexpr (requires { chunk_loop(this->space_); }) {
+      (void)data;  // the caller's rows: host memory
+      const index_t grain = onelearn::detail::fixed_chunks(X.rows(), std::max<index_t>(256, 2 * (X.cols() + 1)),
+                                                           onelearn::detail::max_partials);
+      std::vector<ColMatrix> triangles(
+          static_cast<std::size_t>(onelearn::detail::chunk_count(X.rows(), grain)));
+      chunk_loop(this->space_)(X.rows(), grain, [&](index_t chunk, index_t begin, index_t end) {
+        const auto rows = end - begin;
+        const std::optional<VectorRef<T>> w =
+            weights ? std::optional<VectorRef<T>>(weights->segment(begin, rows)) : std::nullopt;
+        triangles[static_cast<std::size_t>(chunk)] =
+            local_triangle(X.middleRows(begin, rows), y.segment(begin, rows), w, x_mean, y_mean);
+      });
+      index_t total = 0;
+      for (const ColMatrix& t : triangles) total += t.rows();
+      ColMatrix stacked(total, X.cols() + 1);
+      index_t at = 0;
+      for (const ColMatrix& t : triangles) {
+        stacked.middleRows(at, t.rows()) = t;
+        at += t.rows();
+      }
+      return triangle_of(std::move(stacked));
+    } else {
+      const Matrix<double> stacked = onelearn::detail::run_in_space(this->exec_, this->space_, [&] {
+        return qr_triangles(this->space_, data.X.view(), data.y.view(), data.weights.view(),
+                            x_mean, y_mean);
+      });
+      return triangle_of(stacked.template cast<T>());
+    }
+  }
+
+  /// The triangle of the QR factorisation of a stack of triangles (the stack itself when it
+  /// has no more rows than columns).
+  static ColMatrix triangle_of(ColMatrix stacked) {
+    const index_t k = std::min(stacked.rows(), stacked.cols());
+    if (stacked.rows() <= stacked.cols()) return stacked;
+    Eigen::HouseholderQR<ColMatrix> qr(std::move(stacked));
     return qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
   }
 

@@ -68,7 +68,10 @@
  * - `logistic_loss_gradient`: LogisticRegression's data term and gradient;
  * - `gradient_histogram`, `partition_rows`, `fill_row_order` (Thrust spaces only: the host runs
  *   ensemble/detail/hist_split.hpp's own): histogram boosting's per-node gradient histograms and
- *   row partitions (space/detail/thrust_histogram.hpp).
+ *   row partitions (space/detail/thrust_histogram.hpp);
+ * - `qr_triangles` (Thrust spaces only: the host runs Eigen's Householder QR in
+ *   linear_model/linear_regression.hpp): LinearRegression's per-chunk QR triangles
+ *   (space/detail/thrust_qr.hpp).
  *
  * Results equal the host kernels' to 1e-12 relative in double and 1e-5 in float (sums are kept
  * in double whatever T is, as on the host); the k nearest neighbours are the same rows with the
@@ -96,6 +99,7 @@
 #include "onelearn/space/data.hpp"
 #include "onelearn/space/detail/thrust_histogram.hpp"
 #include "onelearn/space/detail/thrust_kernels.hpp"
+#include "onelearn/space/detail/thrust_qr.hpp"
 #include "onelearn/space/errors.hpp"
 #include "onelearn/space/host.hpp"
 #include "onelearn/space/results.hpp"
