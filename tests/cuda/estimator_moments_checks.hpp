@@ -17,8 +17,10 @@
 //   (double 1e-12, float 1e-5); the coordinate descents to 1e-9 in double, since their passes
 //   carry the Gram matrix's rounding (sums added in another order) through every update.
 // - linear_model::LinearRegression: coef and intercept, the same cases, to the space checks'
-//   tolerances: the space's QR triangles (chunks of rows, folded by Givens rotations or Eigen's
-//   Householder QR per chunk) give the host's least-squares solution up to rounding.
+//   tolerances: the device form's QR triangles (chunks of rows folded by Givens rotations)
+//   give the host's least-squares solution up to rounding; thrust_omp and thrust_tbb run the
+//   host's Householder QR per chunk, on means from the space's column sums (added in another
+//   order than the host's, so not the host's bits).
 // - decomposition::PCA: components, explained variances and their ratios, singular values,
 //   mean, noise variance, n_samples and the transform, whitened or not. Its covariance is the
 //   same sums (space::gram without y); the eigensolver turns their 1e-12 into about 1e-10 on

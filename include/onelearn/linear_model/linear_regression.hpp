@@ -50,7 +50,8 @@
 // keeps the accuracy of scikit-learn's SVD-based lstsq (the normal equations square the condition number)
 // while distributing just as well:
 //   1. each rank QR-factorises its centred block [X_i  y_i] and keeps the small triangle R_i
-//      ((p+1) x (p+1) at most), which carries everything least squares needs of the block;
+//      ((p+1) x (p+1) at most), which carries everything least squares needs of the block
+//      (by chunks of rows, below);
 //   2. the triangles are all-gathered and stacked: S = [R_0; R_1; ...] has the same least-squares
 //      problem as the concatenated data, since [X y] = blockdiag(Q_i) S;
 //   3. every rank solves the small stacked problem with a complete orthogonal decomposition
@@ -60,10 +61,11 @@
 // small machine, the decomposition used here a fraction of that, and the SVD behind singular()
 // is only compiled by code that calls it.
 // Communication is one all-reduce of the means plus one all-gather of (p+1)^2 values per rank.
-// In a compute space (third template argument) step 1 runs there on chunks of the rank's rows,
-// each chunk's triangle computed on its own (Givens rotations in the device's form, Eigen's QR
-// per chunk on the threaded CPU systems), and the stack of the chunks' triangles, which has the
-// block's least-squares problem, is factorised once more on the host into R_i.
+// Step 1 runs on chunks of the rank's rows (OpenMP's threads), each chunk's triangle computed on
+// its own, and the stack of the chunks' triangles, which has the block's least-squares problem,
+// is factorised once more into R_i: one QR of a whole 500k x 64 block was 4x slower than the
+// chunks on 2 threads. In a compute space (third template argument) the chunks run there:
+// Givens rotations per chunk in the device's form, the host's code on the threaded CPU systems.
 
 #include <algorithm>
 #include <array>
@@ -203,12 +205,12 @@ class LinearRegression : public detail::LinearRegressor<LinearRegression<T, Exec
     return qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
   }
 
-  /// This rank's triangle, as local_triangle, with the QR's passes over the rows in the space:
-  /// the host's one Householder QR of the block; on thrust_omp and thrust_tbb the same on
-  /// chunks of rows, one per work item of the system's threads (space::chunk_loop); elsewhere
-  /// the space's qr_triangles (Givens rotations per chunk of rows, space/detail/thrust_qr.hpp).
-  /// The chunks' triangles, stacked, are factorised once more here: the stack has the block's
-  /// least-squares problem.
+  /// This rank's triangle: the QR's passes over the rows on chunks of rows, each chunk's
+  /// triangle on its own, then the stack of the chunks' triangles, which has the block's
+  /// least-squares problem, factorised once more. On the host and the threaded CPU systems
+  /// (thrust_omp, thrust_tbb: space::chunk_loop) Eigen's Householder QR per chunk, the chunks
+  /// on their threads; elsewhere the space's
+  /// qr_triangles (Givens rotations per chunk, space/detail/thrust_qr.hpp).
   template <class Data>
   ColMatrix triangle_in_space(const MatrixRef<T>& X, const VectorRef<T>& y,
                               const std::optional<VectorRef<T>>& weights,
@@ -216,29 +218,10 @@ class LinearRegression : public detail::LinearRegressor<LinearRegression<T, Exec
                               const Data& data) const {
     if constexpr (std::is_same_v<Space, space::host>) {
       (void)data;  // the caller's rows, read here
-      return local_triangle(X, y, weights, x_mean, y_mean);
+      return chunked_triangle(X, y, weights, x_mean, y_mean, onelearn::detail::host_chunks{});
     } else if constexpr (requires { chunk_loop(this->space_); }) {
       (void)data;  // the caller's rows: host memory
-      const index_t grain = onelearn::detail::fixed_chunks(X.rows(), std::max<index_t>(256, 2 * (X.cols() + 1)),
-                                                           onelearn::detail::max_partials);
-      std::vector<ColMatrix> triangles(
-          static_cast<std::size_t>(onelearn::detail::chunk_count(X.rows(), grain)));
-      chunk_loop(this->space_)(X.rows(), grain, [&](index_t chunk, index_t begin, index_t end) {
-        const auto rows = end - begin;
-        const std::optional<VectorRef<T>> w =
-            weights ? std::optional<VectorRef<T>>(weights->segment(begin, rows)) : std::nullopt;
-        triangles[static_cast<std::size_t>(chunk)] =
-            local_triangle(X.middleRows(begin, rows), y.segment(begin, rows), w, x_mean, y_mean);
-      });
-      index_t total = 0;
-      for (const ColMatrix& t : triangles) total += t.rows();
-      ColMatrix stacked(total, X.cols() + 1);
-      index_t at = 0;
-      for (const ColMatrix& t : triangles) {
-        stacked.middleRows(at, t.rows()) = t;
-        at += t.rows();
-      }
-      return triangle_of(std::move(stacked));
+      return chunked_triangle(X, y, weights, x_mean, y_mean, chunk_loop(this->space_));
     } else {
       const Matrix<double> stacked = onelearn::detail::run_in_space(this->exec_, this->space_, [&] {
         return qr_triangles(this->space_, data.X.view(), data.y.view(), data.weights.view(),
@@ -246,6 +229,39 @@ class LinearRegression : public detail::LinearRegressor<LinearRegression<T, Exec
       });
       return triangle_of(stacked.template cast<T>());
     }
+  }
+
+  /// local_triangle of each chunk of rows (at most max_partials chunks of at least 256 rows,
+  /// which depend on the number of rows only: the same bits on any number of threads), run by
+  /// `chunks`, then the triangle of their stack. One QR of the whole block took 0.89 s on
+  /// 500k x 64 here (its columns are far larger than any cache); chunks of ~8k rows on 2
+  /// threads 0.21 s (onelearn-space-bench linreg_fit).
+  template <class Chunks>
+  static ColMatrix chunked_triangle(const MatrixRef<T>& X, const VectorRef<T>& y,
+                                    const std::optional<VectorRef<T>>& weights,
+                                    const Vector<double>& x_mean, double y_mean,
+                                    const Chunks& chunks) {
+    const index_t grain = onelearn::detail::fixed_chunks(
+        X.rows(), std::max<index_t>(256, 2 * (X.cols() + 1)), onelearn::detail::max_partials);
+    std::vector<ColMatrix> triangles(
+        static_cast<std::size_t>(onelearn::detail::chunk_count(X.rows(), grain)));
+    chunks(X.rows(), grain, [&](index_t chunk, index_t begin, index_t end) {
+      const index_t rows = end - begin;
+      const std::optional<VectorRef<T>> w =
+          weights ? std::optional<VectorRef<T>>(weights->segment(begin, rows)) : std::nullopt;
+      triangles[static_cast<std::size_t>(chunk)] =
+          local_triangle(X.middleRows(begin, rows), y.segment(begin, rows), w, x_mean, y_mean);
+    });
+    if (triangles.size() == 1) return std::move(triangles.front());
+    index_t total = 0;
+    for (const ColMatrix& t : triangles) total += t.rows();
+    ColMatrix stacked(total, X.cols() + 1);
+    index_t at = 0;
+    for (const ColMatrix& t : triangles) {
+      stacked.middleRows(at, t.rows()) = t;
+      at += t.rows();
+    }
+    return triangle_of(std::move(stacked));
   }
 
   /// The triangle of the QR factorisation of a stack of triangles (the stack itself when it
