@@ -143,7 +143,7 @@
 #include "onelearn/exec/local.hpp"
 #include "onelearn/metrics/r2_score.hpp"
 #include "onelearn/space/concept.hpp"
-#include "onelearn/space/host.hpp"
+#include "onelearn/space/host_space.hpp"
 
 namespace onelearn::ensemble {
 

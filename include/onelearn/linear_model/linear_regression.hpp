@@ -199,10 +199,7 @@ class LinearRegression : public detail::LinearRegressor<LinearRegression<T, Exec
     block.leftCols(p) = X.rowwise() - x_mean.cast<T>().transpose();
     block.col(p) = y.array() - static_cast<T>(y_mean);
     if (weights) block = weights->array().sqrt().matrix().asDiagonal() * block;
-    const index_t k = std::min(n, p + 1);
-    if (k == 0) return ColMatrix(0, p + 1);
-    Eigen::HouseholderQR<ColMatrix> qr(std::move(block));
-    return qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
+    return triangle_of(std::move(block));
   }
 
   /// This rank's triangle: the QR's passes over the rows on chunks of rows, each chunk's
@@ -264,12 +261,12 @@ class LinearRegression : public detail::LinearRegressor<LinearRegression<T, Exec
     return triangle_of(std::move(stacked));
   }
 
-  /// The triangle of the QR factorisation of a stack of triangles (the stack itself when it
-  /// has no more rows than columns).
-  static ColMatrix triangle_of(ColMatrix stacked) {
-    const index_t k = std::min(stacked.rows(), stacked.cols());
-    if (stacked.rows() <= stacked.cols()) return stacked;
-    Eigen::HouseholderQR<ColMatrix> qr(std::move(stacked));
+  /// R of the QR factorisation of `rows` (a block of rows, or a stack of triangles):
+  /// min(rows, cols) x cols, upper trapezoidal.
+  static ColMatrix triangle_of(ColMatrix rows) {
+    const index_t k = std::min(rows.rows(), rows.cols());
+    if (k == 0) return ColMatrix(0, rows.cols());
+    Eigen::HouseholderQR<ColMatrix> qr(std::move(rows));
     return qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
   }
 

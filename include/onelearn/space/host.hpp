@@ -40,41 +40,11 @@
 #include "onelearn/core/detail/moments.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/space/data.hpp"
+#include "onelearn/space/host_space.hpp"
 #include "onelearn/space/results.hpp"
 
 namespace onelearn::space {
 
-// The host: the caller's memory, onelearn's Eigen + OpenMP kernels. The default space.
-struct host {
-  static constexpr std::string_view name = "host";
-  static constexpr bool host_accessible = true;
-
-  template <class T>
-  using buffer = std::vector<T>;
-
-  template <class T>
-  [[nodiscard]] buffer<T> allocate(std::size_t n) const {
-    return buffer<T>(n);
-  }
-  template <class T>
-  static T* data(buffer<T>& b) noexcept {
-    return b.data();
-  }
-  template <class T>
-  static const T* data(const buffer<T>& b) noexcept {
-    return b.data();
-  }
-  template <class T>
-  void copy_to_space(const T* from, std::size_t n, T* to) const {
-    std::copy_n(from, n, to);
-  }
-  template <class T>
-  void copy_to_host(const T* from, std::size_t n, T* to) const {
-    std::copy_n(from, n, to);
-  }
-};
-
-static_assert(ComputeSpace<host>);
 
 namespace detail {
 

@@ -36,7 +36,7 @@
 #include "onelearn/ensemble/detail/hist_split.hpp"
 #include "onelearn/space/concept.hpp"
 #include "onelearn/space/data.hpp"
-#include "onelearn/space/host.hpp"
+#include "onelearn/space/host_space.hpp"
 
 namespace onelearn::ensemble::detail {
 
