@@ -1,5 +1,6 @@
 // The estimators that take a compute space (KMeans, LogisticRegression, the k-NN models,
-// StandardScaler, GaussianNB, Ridge, Lasso, ElasticNet, PCA, HistGradientBoosting*) in a CPU Thrust space under exec::mpi
+// StandardScaler, GaussianNB, Ridge, Lasso, ElasticNet, PCA, HistGradientBoosting*; and
+// nn::Sequential, last) in a CPU Thrust space under exec::mpi
 // (2 and 3 ranks, uneven shards): each rank fits on its block of rows in the space, and every
 // rank must end with the host's one-process fit on all the rows (cuda/estimator_space_checks.hpp
 // and cuda/estimator_moments_checks.hpp, shared with the unit and CUDA tests). Checks are CHECKs: a REQUIRE stopping one rank early would leave the others waiting.
@@ -10,6 +11,7 @@
 #include "cuda/estimator_boosting_checks.hpp"
 #include "cuda/estimator_moments_checks.hpp"
 #include "cuda/estimator_space_checks.hpp"
+#include "cuda/nn_space_checks.hpp"
 #include "onelearn/exec/mpi.hpp"
 
 using namespace onelearn;
@@ -104,5 +106,23 @@ TEST_CASE("HistGradientBoosting in a Thrust space under exec::mpi equals one pro
   space_test::check_boosting_in_space<double>(world, space::thrust_cpp{});
 #else
   MESSAGE("no Thrust in this build: HistGradientBoosting in a space under exec::mpi not checked");
+#endif
+}
+
+// Data-parallel training in a space against the same data-parallel training on the host (each
+// rank its block of rows): the space's kernels inside the distributed step. That data-parallel
+// training equals one process is tests/mpi/test_nn_data_parallel.cpp's. thrust_cpp runs the
+// device's forms, thrust_omp the CPU form.
+TEST_CASE_TEMPLATE("Sequential in a Thrust space under exec::mpi trains the host's network", T,
+                   double, float) {
+  const exec::mpi world(MPI_COMM_WORLD);
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_network_in_space<T>(world, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_network_in_space<T>(world, space::thrust_omp{});
+#endif
+#if !defined(ONELEARN_SPACE_HAVE_THRUST)
+  MESSAGE("no Thrust in this build: Sequential in a space under exec::mpi not checked");
 #endif
 }

@@ -145,6 +145,7 @@
 #include "onelearn/nn/errors.hpp"
 #include "onelearn/nn/fit_options.hpp"
 #include "onelearn/nn/layer.hpp"
+#include "onelearn/nn/layer_kernels.hpp"
 #include "onelearn/nn/layers/activation.hpp"
 #include "onelearn/nn/layers/dense.hpp"
 #include "onelearn/nn/layers/dropout.hpp"
@@ -155,12 +156,20 @@
 #include "onelearn/nn/progress_bar.hpp"
 #include "onelearn/nn/tensor.hpp"
 #include "onelearn/nn/weights_io.hpp"
+#include "onelearn/space/concept.hpp"
+#include "onelearn/space/host_space.hpp"
 
 namespace onelearn::nn {
 
-template <class T, exec::ExecutionPolicy Exec = exec::local>
+template <class T, exec::ExecutionPolicy Exec = exec::local,
+          space::ComputeSpace Space = space::host>
 class Sequential {
   static_assert(std::is_floating_point_v<T>, "nn::Sequential<T>: T must be float or double");
+  static_assert(Space::host_accessible,
+                "nn::Sequential<T, Exec, Space>: a network in a device space (thrust_cuda) is not "
+                "available: its losses, optimizer updates and gradient all-reduce run the host's "
+                "code on the layers' buffers, which must therefore be in host memory; use "
+                "space::host or a CPU Thrust space (thrust_cpp, thrust_omp, thrust_tbb)");
 
  public:
   using value_type = T;
@@ -225,6 +234,7 @@ class Sequential {
     int& count = name_counts_[base];
     layer->set_name(count == 0 ? base : base + "_" + std::to_string(count));
     ++count;
+    if constexpr (!std::is_same_v<Space, space::host>) layer->use_kernels(*kernels_);
     layers_.push_back(std::move(layer));
     return *this;
   }
@@ -583,10 +593,20 @@ class Sequential {
     return n;
   }
   [[nodiscard]] const Exec& execution_policy() const noexcept { return exec_; }
+  /// The compute space whose kernels run the layers' products and activations.
+  [[nodiscard]] Space compute_space() const noexcept { return {}; }
 
  private:
   using TargetData = detail::TargetData<T>;
   static constexpr std::string_view fit_where = "Sequential.fit";
+
+  static std::shared_ptr<const LayerKernels<T>> make_kernels() {
+    if constexpr (std::is_same_v<Space, space::host>) {
+      return nullptr;
+    } else {
+      return std::make_shared<const typename space_layer_kernels<T, Space>::type>();
+    }
+  }
 
   /// What fit settles before its first epoch: the targets, how the global batches are cut from
   /// every rank's rows, the held-out rows, and the epoch's order of this rank's rows.
@@ -1142,6 +1162,9 @@ class Sequential {
   }
 
   Exec exec_{};
+  // The space's kernels, which every layer holds a reference to: shared, so that moving the
+  // model leaves them where the layers point (none for the host: a layer's default is the host's).
+  std::shared_ptr<const LayerKernels<T>> kernels_ = make_kernels();
   std::vector<std::unique_ptr<Layer<T>>> layers_;
   std::map<std::string, int> name_counts_;
   Shape input_shape_, output_shape_;

@@ -38,9 +38,13 @@ struct GemmOperand {
   const T* data;
   index_t rows, cols;  ///< of the stored (row-major) matrix, before any transposition
   bool transposed = false;
+  /// Elements from one stored row to the next; 0 means cols (compact). A block of columns of a
+  /// wider matrix has its parent's stride (the compute spaces' kernels split a product by it).
+  index_t stride = 0;
 
   [[nodiscard]] index_t op_rows() const noexcept { return transposed ? cols : rows; }
   [[nodiscard]] index_t op_cols() const noexcept { return transposed ? rows : cols; }
+  [[nodiscard]] index_t row_stride() const noexcept { return stride > 0 ? stride : cols; }
 };
 
 template <class T>
@@ -76,6 +80,10 @@ class GemmWorkspace : public Eigen::internal::level3_blocking<T, T> {
   AlignedVector<T> a_, b_;
 };
 
+template <class T>
+void gemm_accumulate_serial(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c,
+                            index_t c_stride);
+
 /// C += op(A) op(B), C row-major (rows x cols) with row stride c_stride.
 template <class T>
 void gemm_accumulate(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, index_t c_stride) {
@@ -85,17 +93,17 @@ void gemm_accumulate(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, ind
   // CBLAS takes int sizes; a layer's product is far below INT_MAX in every dimension. A stored
   // row-major matrix has leading dimension cols whether or not it is used transposed.
   if (rows <= INT_MAX && cols <= INT_MAX && depth <= INT_MAX && c_stride <= INT_MAX &&
-      a.cols <= INT_MAX && b.cols <= INT_MAX) {
+      a.row_stride() <= INT_MAX && b.row_stride() <= INT_MAX) {
     const auto op_a = a.transposed ? CblasTrans : CblasNoTrans;
     const auto op_b = b.transposed ? CblasTrans : CblasNoTrans;
     const auto m = static_cast<int>(rows), n = static_cast<int>(cols), k = static_cast<int>(depth);
     if constexpr (std::is_same_v<T, float>) {
-      cblas_sgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0f, a.data, static_cast<int>(a.cols), b.data,
-                  static_cast<int>(b.cols), 1.0f, c, static_cast<int>(c_stride));
+      cblas_sgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0f, a.data, static_cast<int>(a.row_stride()),
+                  b.data, static_cast<int>(b.row_stride()), 1.0f, c, static_cast<int>(c_stride));
       return;
     } else if constexpr (std::is_same_v<T, double>) {
-      cblas_dgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0, a.data, static_cast<int>(a.cols), b.data,
-                  static_cast<int>(b.cols), 1.0, c, static_cast<int>(c_stride));
+      cblas_dgemm(CblasRowMajor, op_a, op_b, m, n, k, 1.0, a.data, static_cast<int>(a.row_stride()),
+                  b.data, static_cast<int>(b.row_stride()), 1.0, c, static_cast<int>(c_stride));
       return;
     }
   }
@@ -107,19 +115,31 @@ void gemm_accumulate(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, ind
           parallel_threshold) {
     // Eigen's parallel GEMM (OpenMP) with its own buffers.
     Eigen::Map<Matrix<T>, 0, Eigen::OuterStride<>> C(c, rows, cols, Eigen::OuterStride<>(c_stride));
-    const Eigen::Map<const Matrix<T>> A(a.data, a.rows, a.cols), B(b.data, b.rows, b.cols);
+    using Strided = Eigen::Map<const Matrix<T>, 0, Eigen::OuterStride<>>;
+    const Strided A(a.data, a.rows, a.cols, Eigen::OuterStride<>(a.row_stride()));
+    const Strided B(b.data, b.rows, b.cols, Eigen::OuterStride<>(b.row_stride()));
     if (!a.transposed && !b.transposed) C.noalias() += A * B;
     if (a.transposed && !b.transposed) C.noalias() += A.transpose() * B;
     if (!a.transposed && b.transposed) C.noalias() += A * B.transpose();
     if (a.transposed && b.transposed) C.noalias() += A.transpose() * B.transpose();
     return;
   }
+  gemm_accumulate_serial(a, b, c, c_stride);
+}
+
+/// C += op(A) op(B) on the calling thread, whatever the product's size: for work items that run
+/// on threads of their own (the compute spaces' kernels, nn/space.hpp).
+template <class T>
+void gemm_accumulate_serial(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c,
+                            index_t c_stride) {
+  const index_t rows = a.op_rows(), cols = b.op_cols(), depth = a.op_cols();
+  if (rows == 0 || cols == 0 || depth == 0) return;
   thread_local GemmWorkspace<T> workspace;
   workspace.prepare(rows, cols, depth);
   using Eigen::ColMajor;
   using Eigen::RowMajor;
   // A transposed row-major matrix is a column-major one with the same pointer and stride.
-  const index_t a_stride = a.cols, b_stride = b.cols;
+  const index_t a_stride = a.row_stride(), b_stride = b.row_stride();
   if (!a.transposed && !b.transposed) {
     Eigen::internal::general_matrix_matrix_product<index_t, T, RowMajor, false, T, RowMajor, false,
                                                    RowMajor, 1>::run(rows, cols, depth, a.data,

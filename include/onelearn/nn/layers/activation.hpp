@@ -28,6 +28,7 @@
 
 #include "onelearn/nn/detail/activation_kernels.hpp"
 #include "onelearn/nn/layer.hpp"
+#include "onelearn/nn/layer_kernels.hpp"
 
 namespace onelearn::nn {
 
@@ -46,17 +47,21 @@ class ActivationLayer final : public Layer<T> {
   /// LeakyReLU's and ELU's alpha, in the layer's precision (0 for the others).
   [[nodiscard]] T alpha() const noexcept { return alpha_; }
 
+  void use_kernels(const LayerKernels<T>& kernels) override { kernels_ = &kernels; }
+  /// The kernels the layer runs: the host's, or its Sequential's compute space's.
+  [[nodiscard]] const LayerKernels<T>& kernels() const noexcept { return *kernels_; }
+
   TensorView<const T> forward(TensorView<const T> x, bool /*training*/) override {
     x_ = x;
     y_.reshape(x.shape);
-    detail::activation_forward<T>(kind_, alpha_, x, y_.view());
+    kernels_->activation_forward(kind_, alpha_, x, y_.view());
     return y_.view();
   }
 
   TensorView<const T> backward(TensorView<const T> grad_output, bool need_input_grad) override {
     if (!need_input_grad) return {};
     dx_.reshape(grad_output.shape);
-    detail::activation_backward<T>(kind_, alpha_, x_, y_.view(), grad_output, dx_.view());
+    kernels_->activation_backward(kind_, alpha_, x_, y_.view(), grad_output, dx_.view());
     return dx_.view();
   }
 
@@ -66,6 +71,7 @@ class ActivationLayer final : public Layer<T> {
   std::string_view name_;  // a string literal
   TensorView<const T> x_;
   Tensor<T> y_, dx_;
+  const LayerKernels<T>* kernels_ = &host_layer_kernels<T>();
 };
 
 namespace detail {

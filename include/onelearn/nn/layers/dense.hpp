@@ -21,7 +21,9 @@
  * it: no separate pass); backward is dW = xᵀ dz (+ 2 l2 W, written first likewise),
  * db = column sums of dz, dx = dz Wᵀ (skipped for the first layer of a network). The GEMMs run
  * on Eigen's kernel with persistent packing buffers (nn/detail/gemm.hpp). W and b live in one
- * contiguous buffer, and so do their gradients (one all-reduce bucket per layer).
+ * contiguous buffer, and so do their gradients (one all-reduce bucket per layer). The products
+ * and the activation run through the layer's LayerKernels (nn/layer_kernels.hpp): the host's,
+ * or the compute space's that Sequential<T, Exec, Space> hands it.
  *
  * \par Parameters (DenseOptions)
  * - `activation` (string, default "" = linear): linear, relu, leaky_relu (slope 0.2, as
@@ -58,9 +60,9 @@
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/detail/activation_kernels.hpp"
-#include "onelearn/nn/detail/gemm.hpp"
 #include "onelearn/nn/detail/random.hpp"
 #include "onelearn/nn/layer.hpp"
+#include "onelearn/nn/layer_kernels.hpp"
 
 namespace onelearn::nn {
 
@@ -144,18 +146,11 @@ class DenseLayer final : public Layer<T> {
     Shape out_shape = x.shape;
     out_shape[out_shape.rank() - 1] = units_;
     z_.reshape(out_shape);
-    auto Z = z_.view().last_axis_matrix();
-    // Z = bias, then Z += X W in the GEMM (no separate pass for the bias).
-    if (use_bias_) {
-      Z.rowwise() = bias();
-    } else {
-      Z.setZero();
-    }
-    detail::gemm_accumulate<T>(detail::plain<T>(x.last_axis_matrix()), detail::plain<T>(kernel()),
-                               Z.data(), units_);
+    kernels_->dense_forward(x.data, params_.data(), use_bias_ ? bias_data() : nullptr, z_.data(),
+                            sizes(x.size()));
     if (activation_ == detail::Activation::linear) return z_.view();
     y_.reshape(out_shape);
-    detail::activation_forward<T>(activation_, alpha_, z_.view(), y_.view());
+    kernels_->activation_forward(activation_, alpha_, z_.view(), y_.view());
     return y_.view();
   }
 
@@ -163,32 +158,23 @@ class DenseLayer final : public Layer<T> {
     TensorView<const T> dz = grad_output;
     if (activation_ != detail::Activation::linear) {
       dz_.reshape(grad_output.shape);
-      detail::activation_backward<T>(activation_, alpha_, z_.view(), y_.view(), grad_output,
-                                     dz_.view());
+      kernels_->activation_backward(activation_, alpha_, z_.view(), y_.view(), grad_output,
+                                    dz_.view());
       dz = dz_.view();
     }
-    const auto dZ = dz.last_axis_matrix();
-    const auto X = x_.last_axis_matrix();
-    Eigen::Map<Matrix<T>> dW(grads_.data(), in_, units_);
-    // dW = 2 l2 W (or 0), then dW += Xᵀ dZ.
-    if (l2_double_ > 0) {
-      dW = (T(2) * l2_) * kernel();
-    } else {
-      dW.setZero();
-    }
-    detail::gemm_accumulate<T>(detail::transposed<T>(X), detail::plain<T>(dZ), dW.data(), units_);
-    if (use_bias_) {
-      Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>> db(grads_.data() + in_ * units_, units_);
-      db.noalias() = dZ.colwise().sum();
-    }
+    const DenseSizes n = sizes(x_.size());
+    const T two_l2 = l2_double_ > 0 ? T(2) * l2_ : T(0);
+    kernels_->dense_parameter_gradients(x_.data, dz.data, params_.data(), two_l2, grads_.data(),
+                                        use_bias_ ? grads_.data() + in_ * units_ : nullptr, n);
     if (!need_input_grad) return {};
     dx_.reshape(x_.shape);
-    auto dX = dx_.view().last_axis_matrix();
-    dX.setZero();
-    detail::gemm_accumulate<T>(detail::plain<T>(dZ), detail::transposed<T>(kernel()), dX.data(),
-                               in_);
+    kernels_->dense_input_gradient(dz.data, params_.data(), dx_.data(), n);
     return dx_.view();
   }
+
+  void use_kernels(const LayerKernels<T>& kernels) override { kernels_ = &kernels; }
+  /// The kernels the layer runs: the host's, or its Sequential's compute space's.
+  [[nodiscard]] const LayerKernels<T>& kernels() const noexcept { return *kernels_; }
 
   [[nodiscard]] std::vector<std::span<T>> parameters() override { return split<T>(params_); }
   [[nodiscard]] std::vector<std::span<T>> gradients() override { return split<T>(grads_); }
@@ -214,9 +200,9 @@ class DenseLayer final : public Layer<T> {
 
  private:
   [[nodiscard]] Eigen::Map<const Matrix<T>> kernel() const { return {params_.data(), in_, units_}; }
-  [[nodiscard]] Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>> bias() const {
-    return {params_.data() + in_ * units_, units_};
-  }
+  [[nodiscard]] const T* bias_data() const { return params_.data() + in_ * units_; }
+  /// The products' sizes for an input of `size` values (N-d input: rows along the last axis).
+  [[nodiscard]] DenseSizes sizes(index_t size) const { return {in_ == 0 ? 0 : size / in_, in_, units_}; }
 
   /// [kernel, bias] views of one contiguous buffer (U: T, or const T for read-only views).
   template <class U>
@@ -240,6 +226,7 @@ class DenseLayer final : public Layer<T> {
   AlignedVector<T> params_, grads_;  // [kernel | bias], one block each
   TensorView<const T> x_;
   Tensor<T> z_, y_, dz_, dx_;
+  const LayerKernels<T>* kernels_ = &host_layer_kernels<T>();
 };
 
 }  // namespace onelearn::nn

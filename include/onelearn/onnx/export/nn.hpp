@@ -67,6 +67,7 @@
 #include "onelearn/onnx/export/core.hpp"
 #include "onelearn/onnx/layers/layer_io.hpp"
 #include "onelearn/onnx/layers/registry.hpp"
+#include "onelearn/space/concept.hpp"
 
 namespace onelearn::onnx {
 
@@ -98,8 +99,9 @@ std::string export_layer(GraphBuilder& b, const nn::Layer<T>& layer, const nn::S
 
 /// The built `model` as an ONNX ModelProto (see the top of this header); `{.precision =
 /// Precision::float64}` writes the input, every weight and the output as double.
-template <class T, exec::ExecutionPolicy Exec>
-::onnx::ModelProto to_proto(const nn::Sequential<T, Exec>& model, const ExportOptions& options = {}) {
+template <class T, exec::ExecutionPolicy Exec, space::ComputeSpace Space>
+::onnx::ModelProto to_proto(const nn::Sequential<T, Exec, Space>& model,
+                            const ExportOptions& options = {}) {
   if (!model.is_built()) {
     throw not_fitted_error(
         "onnx::to_proto: expected a built nn::Sequential, found one that is not built; call "
@@ -149,8 +151,8 @@ template <class T, exec::ExecutionPolicy Exec>
 }
 
 /// Exports the built `model` (to_proto) and writes it to `path` (temporary file + rename).
-template <class T, exec::ExecutionPolicy Exec>
-void save(const nn::Sequential<T, Exec>& model, const std::filesystem::path& path,
+template <class T, exec::ExecutionPolicy Exec, space::ComputeSpace Space>
+void save(const nn::Sequential<T, Exec, Space>& model, const std::filesystem::path& path,
           const ExportOptions& options = {}) {
   save_proto(to_proto(model, options), path);
 }

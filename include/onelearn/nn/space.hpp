@@ -1,0 +1,373 @@
+#pragma once
+/**
+ * \file
+ * \brief Networks in a compute space: the layers' kernels on Thrust's systems.
+ * \ingroup nn
+ *
+ * <!-- example-context: nn -->
+ * \code
+ * #include <onelearn/nn/space.hpp>
+ * #include <onelearn/nn/sequential.hpp>
+ *
+ * namespace nn = onelearn::nn;
+ * namespace space = onelearn::space;
+ * #if defined(ONELEARN_SPACE_HAVE_OMP)   // Thrust's headers and -fopenmp (onelearn::thrust_omp)
+ * nn::Sequential<float, onelearn::exec::local, space::thrust_omp> model{
+ *     nn::Input({64}), nn::Dense(128, "relu"), nn::Dense(10)};
+ * model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+ * model.fit(X_train, y_train, {.epochs = 5, .batch_size = 32});   // the same API, the same model
+ * #endif
+ * \endcode
+ *
+ * `nn::Sequential<T, Exec, Space>` with a Thrust space runs Dense's three products (forward,
+ * the parameter gradients, the input gradient) and every activation (Dense's fused one and the
+ * activation layers) on the space's system, through nn::LayerKernels (nn/layer_kernels.hpp).
+ * Everything else, the losses, the optimizers' updates, the other layers, the data-parallel
+ * all-reduce, runs the host's code on the same buffers, which is why only the host-accessible
+ * spaces are available (thrust_cpp, thrust_omp, thrust_tbb); a network in thrust_cuda is a
+ * compile-time error until those run on a device too.
+ *
+ * Two forms, as the space's other kernels (space/detail/thrust_kernels.hpp):
+ * - thrust_omp and thrust_tbb (the CPU form): the system's threads run chunks of the work, each
+ *   chunk Eigen's GEMM kernel on one thread (nn/detail/gemm.hpp's serial entry, with its
+ *   persistent packing buffers), as the host's OpenMP GEMM splits a product. The forward product
+ *   and the input gradient are cut by rows of the batch, the kernel's gradient xᵀ dz by rows of
+ *   the kernel (columns of x), so no chunk sums another's partial: every entry is one chunk's
+ *   dot product. The activations run the host's vectorised code on chunks of rows. Chunks depend
+ *   on the sizes only, never on the thread count: omp and tbb give each other's bits.
+ * - thrust_cpp (the device's form, one work item per output entry or per row, plain loops in
+ *   ONELEARN_SPACE_HD functors): what a GPU would run before cuBLAS; every test run checks it.
+ * Results equal the host's to rounding (the products sum in another blocking; the activations'
+ * scalar and vectorised exp and tanh differ in the last bits): 1e-12 relative in double and 1e-5
+ * in float per kernel, and trained weights agree as closely as training amplifies that.
+ */
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string_view>
+
+#include "onelearn/core/detail/parallel.hpp"
+#include "onelearn/core/types.hpp"
+#include "onelearn/nn/detail/activation_kernels.hpp"
+#include "onelearn/nn/detail/gemm.hpp"
+#include "onelearn/nn/layer_kernels.hpp"
+#include "onelearn/nn/tensor.hpp"
+#include "onelearn/space/space.hpp"
+
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+
+namespace onelearn::nn {
+
+namespace detail {
+
+// --- The device's form: one work item per output entry (or per row for softmax) ---------------
+
+template <class T>
+struct dense_forward_entry {
+  const T* x;
+  const T* W;
+  const T* b;
+  T* z;
+  DenseSizes n;
+
+  ONELEARN_SPACE_HD void operator()(index_t item) const {
+    const index_t i = item / n.units;
+    const index_t u = item - i * n.units;
+    T sum = b != nullptr ? b[u] : T(0);
+    for (index_t k = 0; k < n.in; ++k) sum += x[i * n.in + k] * W[k * n.units + u];
+    z[item] = sum;
+  }
+};
+
+template <class T>
+struct kernel_gradient_entry {
+  const T* x;
+  const T* dz;
+  const T* W;
+  T two_l2;
+  T* dW;
+  DenseSizes n;
+
+  ONELEARN_SPACE_HD void operator()(index_t item) const {
+    const index_t k = item / n.units;
+    const index_t u = item - k * n.units;
+    T sum = two_l2 != T(0) ? two_l2 * W[item] : T(0);
+    for (index_t i = 0; i < n.rows; ++i) sum += x[i * n.in + k] * dz[i * n.units + u];
+    dW[item] = sum;
+  }
+};
+
+template <class T>
+struct bias_gradient_entry {
+  const T* dz;
+  T* db;
+  DenseSizes n;
+
+  ONELEARN_SPACE_HD void operator()(index_t u) const {
+    T sum = T(0);
+    for (index_t i = 0; i < n.rows; ++i) sum += dz[i * n.units + u];
+    db[u] = sum;
+  }
+};
+
+template <class T>
+struct input_gradient_entry {
+  const T* dz;
+  const T* W;
+  T* dx;
+  DenseSizes n;
+
+  ONELEARN_SPACE_HD void operator()(index_t item) const {
+    const index_t i = item / n.in;
+    const index_t k = item - i * n.in;
+    T sum = T(0);
+    for (index_t u = 0; u < n.units; ++u) sum += dz[i * n.units + u] * W[k * n.units + u];
+    dx[item] = sum;
+  }
+};
+
+/// y = f(x) entry by entry (the element-wise activations).
+template <class T>
+struct activation_entry {
+  Activation kind;
+  T alpha;
+  const T* x;
+  T* y;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    using std::erf;
+    using std::exp;
+    using std::tanh;
+    const T v = x[i];
+    switch (kind) {
+      case Activation::relu: y[i] = v > T(0) ? v : T(0); return;
+      case Activation::leaky_relu: y[i] = v > T(0) ? v : alpha * v; return;
+      case Activation::elu: y[i] = v > T(0) ? v : alpha * (exp(v) - T(1)); return;
+      case Activation::gelu:
+        y[i] = T(0.5) * v * (T(1) + erf(v * (T(1) / std::numbers::sqrt2_v<T>)));
+        return;
+      case Activation::sigmoid: y[i] = T(1) / (T(1) + exp(-v)); return;
+      case Activation::tanh: y[i] = tanh(v); return;
+      default: y[i] = v; return;  // linear (softmax and log_softmax go by rows)
+    }
+  }
+};
+
+/// dx = f'(x) dy entry by entry, from the forward's input x and output y.
+template <class T>
+struct activation_gradient_entry {
+  Activation kind;
+  T alpha;
+  const T* x;
+  const T* y;
+  const T* dy;
+  T* dx;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    using std::erf;
+    using std::exp;
+    const T v = x[i];
+    switch (kind) {
+      case Activation::relu: dx[i] = v > T(0) ? dy[i] : T(0); return;
+      case Activation::leaky_relu: dx[i] = v > T(0) ? dy[i] : alpha * dy[i]; return;
+      case Activation::elu: dx[i] = v > T(0) ? dy[i] : dy[i] * (y[i] + alpha); return;
+      case Activation::gelu: {
+        const T inv_sqrt2 = T(1) / std::numbers::sqrt2_v<T>;
+        const T cdf = T(0.5) * (T(1) + erf(v * inv_sqrt2));
+        const T pdf = std::numbers::inv_sqrtpi_v<T> * inv_sqrt2 * exp(T(-0.5) * v * v);
+        dx[i] = dy[i] * (cdf + v * pdf);
+        return;
+      }
+      case Activation::sigmoid: dx[i] = dy[i] * y[i] * (T(1) - y[i]); return;
+      case Activation::tanh: dx[i] = dy[i] * (T(1) - y[i] * y[i]); return;
+      default: dx[i] = dy[i]; return;
+    }
+  }
+};
+
+/// Softmax or log-softmax of one row (from its largest entry), forward.
+template <class T>
+struct softmax_row {
+  bool log_form;  ///< log-softmax
+  const T* x;
+  T* y;
+  index_t width;
+
+  ONELEARN_SPACE_HD void operator()(index_t r) const {
+    using std::exp;
+    using std::log;
+    const T* in = x + r * width;
+    T* out = y + r * width;
+    T top = in[0];
+    for (index_t j = 1; j < width; ++j) top = in[j] > top ? in[j] : top;
+    T sum = T(0);
+    for (index_t j = 0; j < width; ++j) sum += exp(in[j] - top);
+    for (index_t j = 0; j < width; ++j) {
+      out[j] = log_form ? in[j] - top - log(sum) : exp(in[j] - top) / sum;
+    }
+  }
+};
+
+/// The same, backward: softmax dx = y (dy - <dy, y>); log-softmax dx = dy - exp(y) sum(dy).
+template <class T>
+struct softmax_row_gradient {
+  bool log_form;
+  const T* y;
+  const T* dy;
+  T* dx;
+  index_t width;
+
+  ONELEARN_SPACE_HD void operator()(index_t r) const {
+    using std::exp;
+    const index_t o = r * width;
+    T total = T(0);
+    for (index_t j = 0; j < width; ++j) total += log_form ? dy[o + j] : dy[o + j] * y[o + j];
+    for (index_t j = 0; j < width; ++j) {
+      dx[o + j] = log_form ? dy[o + j] - exp(y[o + j]) * total : y[o + j] * (dy[o + j] - total);
+    }
+  }
+};
+
+/// The rows along the last axis of a tensor (softmax's rows; any cut for the others).
+template <class T>
+index_t last_axis_rows(TensorView<const T> x) {
+  const index_t width = x.shape.rank() > 0 ? x.shape.back() : 1;
+  return width == 0 ? 0 : x.size() / width;
+}
+
+/// A tensor's rows [begin, end) along its last axis, as a tensor of its own.
+template <class U>
+TensorView<U> row_block(TensorView<U> x, index_t begin, index_t end) {
+  const index_t width = x.shape.rank() > 0 ? x.shape.back() : 1;
+  return {x.data + begin * width, Shape{end - begin, width}};
+}
+
+/// Rows of a batch (or of the kernel) per chunk in the CPU form: at most 4 chunks, of at least
+/// 32 rows; fixed by the size alone, so that the bits do not depend on the thread count.
+inline index_t cpu_grain(index_t n) {
+  return std::max<index_t>(32, onelearn::detail::chunk_count(n, 4));
+}
+
+template <class T, class System>
+class ThrustLayerKernels final : public LayerKernels<T> {
+  using space_type = space::thrust_space<System>;
+  static constexpr bool cpu_form = space::detail::threaded_cpu<System>;
+
+ public:
+  [[nodiscard]] std::string_view space_name() const override { return space_type::name; }
+
+  void dense_forward(const T* x, const T* W, const T* b, T* z, DenseSizes n) const override {
+    if constexpr (cpu_form) {
+      chunks()(n.rows, cpu_grain(n.rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
+        const index_t m = end - begin;
+        T* zc = z + begin * n.units;
+        for (index_t i = 0; i < m; ++i) {
+          if (b != nullptr) {
+            std::copy_n(b, n.units, zc + i * n.units);
+          } else {
+            std::fill_n(zc + i * n.units, n.units, T(0));
+          }
+        }
+        gemm_accumulate_serial<T>({x + begin * n.in, m, n.in}, {W, n.in, n.units}, zc, n.units);
+      });
+    } else {
+      space::detail::for_each_index(space_, n.rows * n.units,
+                                    dense_forward_entry<T>{x, W, b, z, n});
+    }
+  }
+
+  void dense_parameter_gradients(const T* x, const T* dz, const T* W, T two_l2, T* dW, T* db,
+                                 DenseSizes n) const override {
+    if constexpr (cpu_form) {
+      // Rows [begin, end) of dW: columns [begin, end) of x, transposed, times dz.
+      chunks()(n.in, cpu_grain(n.in), [&](index_t /*chunk*/, index_t begin, index_t end) {
+        const index_t m = end - begin;
+        Eigen::Map<Matrix<T>> block(dW + begin * n.units, m, n.units);
+        if (two_l2 != T(0)) {
+          block = two_l2 * Eigen::Map<const Matrix<T>>(W + begin * n.units, m, n.units);
+        } else {
+          block.setZero();
+        }
+        gemm_accumulate_serial<T>({x + begin, n.rows, m, true, n.in}, {dz, n.rows, n.units},
+                                  block.data(), n.units);
+      });
+      if (db != nullptr) {  // a rows x units column sum: the calling thread, the host's code
+        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(db, n.units).noalias() =
+            Eigen::Map<const Matrix<T>>(dz, n.rows, n.units).colwise().sum();
+      }
+    } else {
+      space::detail::for_each_index(space_, n.in * n.units,
+                                    kernel_gradient_entry<T>{x, dz, W, two_l2, dW, n});
+      if (db != nullptr) space::detail::for_each_index(space_, n.units, bias_gradient_entry<T>{dz, db, n});
+    }
+  }
+
+  void dense_input_gradient(const T* dz, const T* W, T* dx, DenseSizes n) const override {
+    if constexpr (cpu_form) {
+      chunks()(n.rows, cpu_grain(n.rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
+        const index_t m = end - begin;
+        T* dxc = dx + begin * n.in;
+        std::fill_n(dxc, m * n.in, T(0));
+        gemm_accumulate_serial<T>({dz + begin * n.units, m, n.units}, {W, n.in, n.units, true},
+                                  dxc, n.in);
+      });
+    } else {
+      space::detail::for_each_index(space_, n.rows * n.in, input_gradient_entry<T>{dz, W, dx, n});
+    }
+  }
+
+  void activation_forward(Activation kind, T alpha, TensorView<const T> x,
+                          TensorView<T> y) const override {
+    const index_t rows = last_axis_rows(x);
+    if constexpr (cpu_form) {
+      chunks()(rows, cpu_grain(rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
+        detail::activation_forward<T>(kind, alpha, row_block(x, begin, end),
+                                      row_block(y, begin, end));
+      });
+    } else if (kind == Activation::softmax || kind == Activation::log_softmax) {
+      space::detail::for_each_index(
+          space_, rows,
+          softmax_row<T>{kind == Activation::log_softmax, x.data, y.data, x.shape.back()});
+    } else {
+      space::detail::for_each_index(space_, x.size(), activation_entry<T>{kind, alpha, x.data, y.data});
+    }
+  }
+
+  void activation_backward(Activation kind, T alpha, TensorView<const T> x, TensorView<const T> y,
+                           TensorView<const T> dy, TensorView<T> dx) const override {
+    const index_t rows = last_axis_rows(dy);
+    if constexpr (cpu_form) {
+      chunks()(rows, cpu_grain(rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
+        detail::activation_backward<T>(kind, alpha, row_block(x, begin, end),
+                                       row_block(y, begin, end),
+                                       row_block(dy, begin, end), row_block(dx, begin, end));
+      });
+    } else if (kind == Activation::softmax || kind == Activation::log_softmax) {
+      space::detail::for_each_index(
+          space_, rows,
+          softmax_row_gradient<T>{kind == Activation::log_softmax, y.data, dy.data, dx.data,
+                                  dy.shape.back()});
+    } else {
+      space::detail::for_each_index(
+          space_, dy.size(), activation_gradient_entry<T>{kind, alpha, x.data, y.data, dy.data, dx.data});
+    }
+  }
+
+ private:
+  [[nodiscard]] auto chunks() const { return space::detail::system_chunks<System>{&space_}; }
+
+  // Thrust's spaces hold no state: one for every kernel object.
+  static inline const space_type space_{};
+};
+
+}  // namespace detail
+
+template <class T, class System>
+struct space_layer_kernels<T, space::thrust_space<System>> {
+  using type = detail::ThrustLayerKernels<T, System>;
+};
+
+}  // namespace onelearn::nn
+
+#endif  // ONELEARN_SPACE_HAVE_THRUST

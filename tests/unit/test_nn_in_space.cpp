@@ -1,0 +1,54 @@
+// Networks in the CPU Thrust spaces (thrust_cpp, thrust_omp, thrust_tbb, as this build has them)
+// against the host's: the layer kernels one by one and whole trainings
+// (cuda/nn_space_checks.hpp, shared with the MPI test).
+#include <doctest/doctest.h>
+
+#include "cuda/nn_space_checks.hpp"
+#include "onelearn/exec/local.hpp"
+
+using namespace onelearn;
+namespace space = onelearn::space;
+
+TEST_CASE_TEMPLATE("the layer kernels of a CPU Thrust space equal the host's", T, double, float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_layer_kernels<T>(space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_layer_kernels<T>(space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_layer_kernels<T>(space::thrust_tbb{});
+#endif
+}
+
+TEST_CASE_TEMPLATE("Sequential in a CPU Thrust space trains the host's network", T, double, float) {
+#if defined(ONELEARN_SPACE_HAVE_THRUST)
+  space_test::check_network_in_space<T>(exec::local{}, space::thrust_cpp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_OMP)
+  space_test::check_network_in_space<T>(exec::local{}, space::thrust_omp{});
+#endif
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+  space_test::check_network_in_space<T>(exec::local{}, space::thrust_tbb{});
+#endif
+}
+
+#if defined(ONELEARN_SPACE_HAVE_OMP) && defined(ONELEARN_SPACE_HAVE_TBB)
+TEST_CASE("thrust_omp and thrust_tbb train a network to the same bits") {
+  // Both run the CPU form, whose chunks depend on the sizes only.
+  CHECK(space_test::trained_weights<double, space::thrust_omp>() ==
+        space_test::trained_weights<double, space::thrust_tbb>());
+  CHECK(space_test::trained_weights<float, space::thrust_omp>() ==
+        space_test::trained_weights<float, space::thrust_tbb>());
+}
+#endif
+
+TEST_CASE("Sequential on the host is Sequential<T, exec::local, space::host>, its layers the host's") {
+  static_assert(std::is_same_v<nn::Sequential<float>,
+                               nn::Sequential<float, exec::local, space::host>>);
+  nn::Sequential<float> model{nn::Input({4}), nn::Dense(3, "relu"), nn::Softmax{}};
+  CHECK(model.compute_space().name == "host");
+  CHECK(dynamic_cast<const nn::DenseLayer<float>&>(model.layer(0)).kernels().space_name() == "host");
+  CHECK(dynamic_cast<const nn::ActivationLayer<float>&>(model.layer(1)).kernels().space_name() ==
+        "host");
+}
