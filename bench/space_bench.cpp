@@ -28,6 +28,10 @@
 //               classes of noisy scores made here; 2/5 of gbdt's rows, to keep 5 repeats short),
 //               gbdt's settings (100 iterations, 31 leaves, 255 bins, no early stopping);
 //               quality: the training accuracy.
+//   mlp_fit     nn::Sequential<float, exec::local, Space>: the mlp workload's network (784-256-
+//               256-10, ReLU, logits, Adam 1e-3) on its 20,000 rows of N(0, 1) and random
+//               labels, one epoch of batches of 128 without shuffling, the model trained on from
+//               one timed epoch to the next; quality: the last epoch's mean loss.
 // and the kernels under them, with the rows already in the space:
 //   lloyd        30 space::lloyd_step on kmeans' rows.
 //   knn_search   space::nearest_k: knn's rows and queries, k = 5.
@@ -64,6 +68,8 @@
 #include "onelearn/linear_model/logistic_regression.hpp"
 #include "onelearn/linear_model/ridge.hpp"
 #include "onelearn/naive_bayes/gaussian_nb.hpp"
+#include "onelearn/nn/sequential.hpp"
+#include "onelearn/nn/space.hpp"
 #include "onelearn/neighbors/k_neighbors_classifier.hpp"
 #include "onelearn/preprocessing/standard_scaler.hpp"
 #include "onelearn/space/space.hpp"
@@ -352,6 +358,35 @@ void bench_pca_fit(const S& s, int repeats) {
 }
 
 template <class S>
+void bench_mlp_fit(const S& /*space*/, int repeats) {
+  namespace nn = onelearn::nn;
+  if constexpr (!S::host_accessible) {
+    std::fprintf(stderr,
+                 "onelearn-space-bench: mlp_fit skipped: nn::Sequential runs in host-accessible "
+                 "spaces only (not %s)\n",
+                 std::string(S::name).c_str());
+  } else {
+    const index_t n = 20'000, width = 784, classes = 10;
+    std::mt19937_64 gen(0);
+    std::normal_distribution<float> normal;
+    std::uniform_int_distribution<std::int64_t> label(0, classes - 1);
+    onelearn::Matrix<float> X(n, width);
+    for (index_t i = 0; i < X.size(); ++i) X.data()[i] = normal(gen);
+    onelearn::Labels y(n);
+    for (index_t i = 0; i < n; ++i) y(i) = label(gen);
+    nn::Sequential<float, onelearn::exec::local, S> model{
+        nn::Input({width}), nn::Dense(256, "relu"), nn::Dense(256, "relu"), nn::Dense(classes)};
+    model.compile(nn::Adam{.learning_rate = 1e-3},
+                  nn::SparseCategoricalCrossentropy{.from_logits = true});
+    double loss = 0;
+    const double seconds = best_seconds(repeats, [&] {
+      loss = model.fit(X, y, {.epochs = 1, .batch_size = 128, .shuffle = false}).at("loss").back();
+    });
+    print_line<S>("mlp_fit", seconds, 0.0, loss);
+  }
+}
+
+template <class S>
 void bench_gbdt_fit(const S& s, int repeats) {
   const index_t n = 200'000;
   const index_t p = 28;
@@ -406,6 +441,8 @@ int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
       bench_pca_fit(s, repeats);
     else if (w == "gbdt_fit")
       bench_gbdt_fit(s, repeats);
+    else if (w == "mlp_fit")
+      bench_mlp_fit(s, repeats);
     else if (w == "linreg_fit")
       bench_linreg_fit(s, repeats);
     else {
@@ -413,7 +450,7 @@ int run(const S& s, int repeats, const std::vector<std::string>& workloads) {
           stderr,
           "onelearn-space-bench: expected a workload among kmeans knn logreg lloyd "
           "knn_search logreg_eval ridge pca scaler gnb ridge_fit scaler_fit gnb_fit pca_fit "
-          "gbdt_fit linreg_fit, found '%s'\n",
+          "gbdt_fit linreg_fit mlp_fit, found '%s'\n",
           w.c_str());
       return 2;
     }
@@ -461,7 +498,7 @@ int main(int argc, char** argv) {
           "onelearn-space-bench [--space SPACE] [--repeats N] [WORKLOAD...]\n"
           "spaces in this build: %s\n"
           "workloads: kmeans knn logreg ridge_fit linreg_fit scaler_fit gnb_fit pca_fit gbdt_fit "
-          "lloyd knn_search logreg_eval ridge pca scaler gnb (default: all)\n",
+          "mlp_fit lloyd knn_search logreg_eval ridge pca scaler gnb (default: all)\n",
           compiled_spaces().c_str());
       return 0;
     } else if (arg.starts_with("--")) {
@@ -473,7 +510,7 @@ int main(int argc, char** argv) {
   }
   if (workloads.empty()) {
     workloads = {"kmeans",  "knn",      "logreg", "ridge_fit",  "linreg_fit",  "scaler_fit",
-                 "gnb_fit", "pca_fit",  "gbdt_fit", "lloyd",   "knn_search", "logreg_eval",
+                 "gnb_fit", "pca_fit",  "gbdt_fit", "mlp_fit", "lloyd",   "knn_search", "logreg_eval",
                  "ridge",   "pca",      "scaler", "gnb"};
   }
   onelearn::bench::warn_if_unoptimised("onelearn-space-bench");

@@ -5,14 +5,20 @@
  * compute space.
  * \ingroup nn
  *
+ * <!-- example-context: nn -->
  * \code
- * #include <onelearn/nn/space.hpp>   // the Thrust spaces' kernels; <onelearn/nn/sequential.hpp>
+ * #include <onelearn/nn/sequential.hpp>
+ * #include <onelearn/nn/space.hpp>   // the Thrust spaces' kernels
  *
  * namespace nn = onelearn::nn;
  * namespace space = onelearn::space;
+ * #if defined(ONELEARN_SPACE_HAVE_OMP)
  * // The same network, its products and activations on Thrust's OpenMP system:
- * nn::Sequential<float, onelearn::exec::local, space::thrust_omp> model{
+ * nn::Sequential<float, onelearn::exec::local, space::thrust_omp> omp_model{
  *     nn::Input({64}), nn::Dense(128, "relu"), nn::Dense(10)};
+ * const auto& dense = dynamic_cast<const nn::DenseLayer<float>&>(omp_model.layer(0));
+ * std::cout << dense.kernels().space_name() << "\n";   // thrust_omp
+ * #endif
  * \endcode
  *
  * nn::LayerKernels<T>: the bulk arithmetic of the networks' dense layers and activations, as one

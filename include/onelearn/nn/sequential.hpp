@@ -58,6 +58,13 @@
  * gradient buckets, optimizer-state sharding, how layers see the global batch, and files and
  * output. exec::local runs the same loop as the one rank of one.
  *
+ * \par Compute space (Space, the third template argument)
+ * `nn::Sequential<T, Exec, Space>` runs Dense's products and the activations in a compute space
+ * (include `<onelearn/nn/space.hpp>` for Thrust's): `add` hands every layer the space's
+ * nn::LayerKernels (nn/layer_kernels.hpp). Everything else runs the host's code on the same
+ * buffers, so only host-accessible spaces are allowed (space::host, the default, and thrust_cpp,
+ * thrust_omp, thrust_tbb); thrust_cuda is a compile-time error. `compute_space()` names it.
+ *
  * \par Targets
  * y may be integer labels (any integer Eigen vector; SparseCategoricalCrossentropy takes labels
  * 0..k-1 for k outputs; other losses see them as numbers) or real values: a vector for one
