@@ -74,6 +74,8 @@ struct host_chunks {
   void operator()(index_t n, index_t grain, Body&& body) const {
     for_each_chunk(n, grain, std::forward<Body>(body));
   }
+  /// The threads that run the chunks (a kernel that cuts its work into one piece per thread).
+  [[nodiscard]] static index_t width() noexcept { return parallel_width(); }
 };
 
 /// At most this many partial results per reduction: enough chunks to balance any thread count

@@ -65,7 +65,8 @@ struct SplitSettings {
 
 /// The histogram of the rows rows[0, count) (local row indices into X's bins). Each row's
 /// gradient and hessian are read once and added to the bins of all its features (row-major
-/// bins, binning.hpp). The features are cut into one block per thread; every bin still adds
+/// bins, binning.hpp). The features are cut into one block per thread of `chunks` (its width(): a
+/// TBB arena is not OpenMP's thread count); every bin still adds
 /// its rows in row order, so the histogram is the same on any number of threads. `chunks` runs
 /// the feature blocks (host_chunks: OpenMP's threads; thrust_omp and thrust_tbb pass their own).
 template <class Chunks = onelearn::detail::host_chunks>
@@ -76,9 +77,8 @@ void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size
   out.assign(static_cast<std::size_t>(p * stride * 3), 0.0);
   // Small nodes (most of a tree's) stay on one thread: starting threads would cost more.
   constexpr std::size_t min_parallel_updates = std::size_t{1} << 14;
-  const index_t width = count * static_cast<std::size_t>(p) < min_parallel_updates
-                            ? 1
-                            : onelearn::detail::parallel_width();
+  const index_t width =
+      count * static_cast<std::size_t>(p) < min_parallel_updates ? 1 : chunks.width();
   const index_t block = std::max<index_t>(1, (p + width - 1) / width);
   constexpr std::size_t prefetch_distance = 32;  // rows ahead
   auto accumulate = [&](auto constant, index_t first, index_t last) {

@@ -38,6 +38,10 @@
 
 #include "onelearn/space/detail/thrust_cpu_forms.hpp"
 
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+#include <tbb/task_arena.h>
+#endif
+
 namespace onelearn::space {
 namespace detail {
 
@@ -168,6 +172,18 @@ struct system_chunks {
       body(chunk, begin, std::min(n, begin + grain));
     };
     for_each_index(*s, onelearn::detail::chunk_count(n, grain), item);
+  }
+
+  /// The threads the system runs work items on: OpenMP's for thrust_omp, oneTBB's arena for
+  /// thrust_tbb (which OMP_NUM_THREADS does not limit: cutting a TBB loop by OpenMP's count
+  /// left one of two cores idle under OMP_NUM_THREADS=1).
+  [[nodiscard]] static index_t width() noexcept {
+    if constexpr (std::is_same_v<System, system::tbb>) {
+#if defined(ONELEARN_SPACE_HAVE_TBB)
+      return static_cast<index_t>(::tbb::this_task_arena::max_concurrency());
+#endif
+    }
+    return onelearn::detail::parallel_width();
   }
 };
 
