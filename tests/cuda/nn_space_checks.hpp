@@ -3,14 +3,12 @@
 // unit/test_nn_in_space.cpp (the CPU Thrust systems, exec::local) and
 // mpi/test_estimators_in_space.cpp (the same under exec::mpi, each rank with its own rows).
 //
-// check_layer_kernels: every nn::LayerKernels function of the space against the host's on the
-// same inputs (Dense's three products with and without bias and L2 term, sizes that cut into
-// uneven chunks; each activation forward, and backward from the host's forward output), to the
-// space checks' tolerances (double 1e-12, float 1e-5, relative to the largest entry).
+// The kernels one by one: cuda/nn_kernel_checks.hpp (shared with the CUDA test).
 //
 // check_network_in_space: two small networks (GELU, tanh with kernel L2, an ELU layer and
-// logits; sigmoid, then a Softmax layer with probabilities) trained for three epochs with Adam
-// in the space and on the host from the same seed: every layer reports the space's kernels, and
+// logits, Adam; sigmoid, then a Softmax layer with probabilities, SGD with Nesterov momentum)
+// trained for three epochs in the space and on the host from the same seed: every layer and the
+// optimizer report the space's kernels, and
 // the weights, the history's losses and the predictions agree to the same tolerances. (Measured
 // on the 15 steps: thrust_cpp's device forms 1e-15 relative in double and 1.2e-6 in float;
 // thrust_omp and thrust_tbb gave the host's bits on these sizes.)
@@ -23,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/nn_kernel_checks.hpp"
 #include "cuda/space_checks.hpp"
 #include "onelearn/nn/layers/activation.hpp"
 #include "onelearn/nn/layers/dense.hpp"
@@ -34,80 +33,6 @@
 namespace onelearn::space_test {
 
 namespace nn = onelearn::nn;
-
-template <class T>
-Matrix<T> uniform_matrix(index_t rows, index_t cols, double scale, std::uint64_t salt) {
-  std::mt19937_64 rng(seed + salt);
-  std::uniform_real_distribution<double> uniform(-scale, scale);
-  Matrix<T> m(rows, cols);
-  for (index_t i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(uniform(rng));
-  return m;
-}
-
-template <class T>
-nn::TensorView<const T> view_of(const Matrix<T>& m) {
-  return {m.data(), nn::Shape{m.rows(), m.cols()}};
-}
-template <class T>
-nn::TensorView<T> view_of(Matrix<T>& m) {
-  return {m.data(), nn::Shape{m.rows(), m.cols()}};
-}
-
-template <class T, class S>
-void check_layer_kernels(const S& /*space*/) {
-  INFO("space ", S::name);
-  const nn::LayerKernels<T>& host = nn::host_layer_kernels<T>();
-  const typename nn::space_layer_kernels<T, S>::type kernels{};
-  CHECK(kernels.space_name() == S::name);
-  const double tol = tolerance<T>();
-
-  // 70 rows and a kernel of 45 rows: chunks of 32, 32 and 6 (CPU form), entries of uneven rows.
-  const nn::DenseSizes n{70, 45, 37};
-  const Matrix<T> x = uniform_matrix<T>(n.rows, n.in, 1.0, 1);
-  const Matrix<T> W = uniform_matrix<T>(n.in, n.units, 0.5, 2);
-  const Matrix<T> b = uniform_matrix<T>(1, n.units, 0.5, 3);
-  const Matrix<T> dz = uniform_matrix<T>(n.rows, n.units, 1.0, 4);
-  for (const bool bias : {true, false}) {
-    INFO("bias ", bias);
-    Matrix<T> z_host(n.rows, n.units), z(n.rows, n.units);
-    host.dense_forward(x.data(), W.data(), bias ? b.data() : nullptr, z_host.data(), n);
-    kernels.dense_forward(x.data(), W.data(), bias ? b.data() : nullptr, z.data(), n);
-    check_close("dense_forward", z, z_host, tol);
-    for (const double l2 : {0.0, 0.02}) {
-      INFO("two_l2 ", l2);
-      Matrix<T> dW_host(n.in, n.units), dW(n.in, n.units);
-      Matrix<T> db_host = Matrix<T>::Zero(1, n.units), db = Matrix<T>::Zero(1, n.units);
-      host.dense_parameter_gradients(x.data(), dz.data(), W.data(), static_cast<T>(l2),
-                                     dW_host.data(), bias ? db_host.data() : nullptr, n);
-      kernels.dense_parameter_gradients(x.data(), dz.data(), W.data(), static_cast<T>(l2),
-                                        dW.data(), bias ? db.data() : nullptr, n);
-      check_close("dense_parameter_gradients: dW", dW, dW_host, tol);
-      check_close("dense_parameter_gradients: db", db, db_host, tol);
-    }
-  }
-  Matrix<T> dx_host(n.rows, n.in), dx(n.rows, n.in);
-  host.dense_input_gradient(dz.data(), W.data(), dx_host.data(), n);
-  kernels.dense_input_gradient(dz.data(), W.data(), dx.data(), n);
-  check_close("dense_input_gradient", dx, dx_host, tol);
-
-  using nn::detail::Activation;
-  const Matrix<T> a = uniform_matrix<T>(70, 13, 3.0, 5);
-  const Matrix<T> dy = uniform_matrix<T>(70, 13, 1.0, 6);
-  for (const Activation kind :
-       {Activation::linear, Activation::relu, Activation::leaky_relu, Activation::elu,
-        Activation::gelu, Activation::sigmoid, Activation::tanh, Activation::softmax,
-        Activation::log_softmax}) {
-    INFO("activation ", static_cast<int>(kind));
-    const T alpha = kind == Activation::leaky_relu ? T(0.2) : T(1);
-    Matrix<T> y_host(70, 13), y(70, 13), g_host(70, 13), g(70, 13);
-    host.activation_forward(kind, alpha, view_of(a), view_of(y_host));
-    kernels.activation_forward(kind, alpha, view_of(a), view_of(y));
-    check_close("activation_forward", y, y_host, tol);
-    host.activation_backward(kind, alpha, view_of(a), view_of(y_host), view_of(dy), view_of(g_host));
-    kernels.activation_backward(kind, alpha, view_of(a), view_of(y_host), view_of(dy), view_of(g));
-    check_close("activation_backward", g, g_host, tol);
-  }
-}
 
 /// Network `arch` (0 or 1, above) for space S, compiled.
 template <class T, class Exec, class S>
@@ -125,8 +50,8 @@ nn::Sequential<T, Exec, S> make_network(const Exec& exec, int arch) {
     model.add(nn::Dense(20, "sigmoid"));
     model.add(nn::Dense(3));
     model.add(nn::Softmax{});
-    model.compile(nn::Adam{.learning_rate = 1e-2}, nn::SparseCategoricalCrossentropy{},
-                  {"accuracy"});
+    model.compile(nn::SGD{.learning_rate = 0.1, .momentum = 0.9, .nesterov = true},
+                  nn::SparseCategoricalCrossentropy{}, {"accuracy"});
   }
   return model;
 }
@@ -159,6 +84,7 @@ void check_network_in_space(const Exec& exec, const S& /*space*/) {
     const nn::History h_host = host.fit(X, y, options);
     const nn::History h = model.fit(X, y, options);
     CHECK(model.compute_space().name == S::name);
+    CHECK(model.optimizer().kernels().space_name() == S::name);
     for (std::size_t i = 0; i < model.size(); ++i) {
       if (const auto* dense = dynamic_cast<const nn::DenseLayer<T>*>(&model.layer(i))) {
         CHECK(dense->kernels().space_name() == S::name);

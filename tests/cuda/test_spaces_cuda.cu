@@ -3,7 +3,9 @@
 // device; cuBLAS's Gram against the Thrust reduction; every estimator that takes a space fitted on
 // the device against the host's fit (cuda/estimator_space_checks.hpp: KMeans, LogisticRegression,
 // the k-NN models; cuda/estimator_moments_checks.hpp: StandardScaler, GaussianNB, Ridge, Lasso,
-// ElasticNet; cuda/estimator_boosting_checks.hpp: HistGradientBoosting*); the typed errors. Built by nvcc when
+// ElasticNet; cuda/estimator_boosting_checks.hpp: HistGradientBoosting*); the networks' layer
+// kernels (cuda/nn_kernel_checks.hpp: Dense's products by cuBLAS, the activations, the
+// optimizers' updates); the typed errors. Built by nvcc when
 // ONELEARN_CUDA=ON (tests/cmake/space_tests.cmake) and run by scripts/test-gpu.sh.
 //
 // Without a usable device only the no-device test runs (every space function must throw
@@ -24,6 +26,7 @@
 #include "cuda/estimator_boosting_checks.hpp"
 #include "cuda/estimator_moments_checks.hpp"
 #include "cuda/estimator_space_checks.hpp"
+#include "cuda/nn_kernel_checks.hpp"
 #include "cuda/space_checks.hpp"
 
 using namespace onelearn;
@@ -176,6 +179,12 @@ TEST_CASE_TEMPLATE("PCA on the GPU equals the host's fit", T, double, float) {
 TEST_CASE_TEMPLATE("HistGradientBoosting on the GPU equals the host's fit", T, double, float) {
   if (!has_device()) return;
   space_test::check_boosting_in_space<T>(exec::local{}, space::thrust_cuda{});
+}
+
+TEST_CASE_TEMPLATE("the network kernels on the GPU equal the host's", T, double, float) {
+  if (!has_device()) return;
+  space_test::check_network_kernels<T>(space::thrust_cuda{});
+  space_test::check_optimizer_updates<T>(space::thrust_cuda{});
 }
 
 TEST_CASE("KMeans on a machine without a device: no_device_error at fit") {

@@ -1,5 +1,5 @@
 // Networks in the CPU Thrust spaces (thrust_cpp, thrust_omp, thrust_tbb, as this build has them)
-// against the host's: the layer kernels one by one and whole trainings
+// against the host's: the network kernels one by one and whole trainings
 // (cuda/nn_space_checks.hpp, shared with the MPI test).
 #include <doctest/doctest.h>
 
@@ -9,15 +9,18 @@
 using namespace onelearn;
 namespace space = onelearn::space;
 
-TEST_CASE_TEMPLATE("the layer kernels of a CPU Thrust space equal the host's", T, double, float) {
+TEST_CASE_TEMPLATE("the network kernels of a CPU Thrust space equal the host's", T, double, float) {
 #if defined(ONELEARN_SPACE_HAVE_THRUST)
-  space_test::check_layer_kernels<T>(space::thrust_cpp{});
+  space_test::check_network_kernels<T>(space::thrust_cpp{});
+  space_test::check_optimizer_updates<T>(space::thrust_cpp{});
 #endif
 #if defined(ONELEARN_SPACE_HAVE_OMP)
-  space_test::check_layer_kernels<T>(space::thrust_omp{});
+  space_test::check_network_kernels<T>(space::thrust_omp{});
+  space_test::check_optimizer_updates<T>(space::thrust_omp{});
 #endif
 #if defined(ONELEARN_SPACE_HAVE_TBB)
-  space_test::check_layer_kernels<T>(space::thrust_tbb{});
+  space_test::check_network_kernels<T>(space::thrust_tbb{});
+  space_test::check_optimizer_updates<T>(space::thrust_tbb{});
 #endif
 }
 

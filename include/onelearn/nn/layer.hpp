@@ -70,7 +70,7 @@
  *   (nn/detail/random.hpp), so they are the same on every platform and standard library, and a
  *   rank or a checkpoint can reproduce them from the seed alone.
  * - The compute space (Sequential's third template argument) reaches the layers as
- *   use_kernels(kernels): an interface of the bulk kernels (nn/layer_kernels.hpp) that Dense and
+ *   use_kernels(kernels): an interface of the bulk kernels (nn/network_kernels.hpp) that Dense and
  *   the activation layers call; the host's by default.
  * - Regularisation (Dense's kernel L2) is part of the layer: regularization_loss() is what it
  *   adds to the loss, and backward adds its gradient.
@@ -157,7 +157,7 @@ struct BatchContext {
 };
 
 template <class T>
-class LayerKernels;  // nn/layer_kernels.hpp
+class NetworkKernels;  // nn/network_kernels.hpp
 
 template <class T>
 class Layer {
@@ -209,10 +209,10 @@ class Layer {
   /// The same for backward (need_input_grad as backward's would have been).
   virtual void shadow_backward(bool /*need_input_grad*/) {}
 
-  /// The compute space's kernels for the layer's bulk arithmetic (nn/layer_kernels.hpp):
+  /// The compute space's kernels for the layer's bulk arithmetic (nn/network_kernels.hpp):
   /// Sequential<T, Exec, Space> hands its space's to every layer it holds, which keeps the
   /// reference. Layers that call none (the default) run their own host code.
-  virtual void use_kernels(const LayerKernels<T>& /*kernels*/) {}
+  virtual void use_kernels(const NetworkKernels<T>& /*kernels*/) {}
 
   /// Counters keying the layer's random streams (Dropout: seed, step), broadcast from rank 0
   /// by data-parallel fit. Empty by default.

@@ -34,6 +34,9 @@
  *   s ← s + g² (s starts at initial_accumulator_value); p ← p - lr g / (sqrt(s) + ε).
  *   (Keras: g / sqrt(s + ε).)
  *
+ * The element-wise updates run through nn::NetworkKernels (nn/network_kernels.hpp): the host's
+ * Eigen arrays, or a compute space's in Sequential<T, Exec, Space>.
+ *
  * global_clipnorm (every optimizer, default 0 = off): before the update, when the global norm
  * N = sqrt(Σ over all buffers of |g|²) exceeds c, every gradient is scaled by c / N (Keras's
  * global_clipnorm, tf.clip_by_global_norm; PyTorch's clip_grad_norm_). Keras's per-variable
@@ -75,6 +78,7 @@
 
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/nn/network_kernels.hpp"
 #include "onelearn/nn/schedules.hpp"
 #include "onelearn/nn/tensor.hpp"
 
@@ -148,6 +152,11 @@ class Optimizer {
     ++iterations_;
     for (std::size_t i = 0; i < params.size(); ++i) update(i, params[i], grads[i], lr);
   }
+
+  /// The compute space's kernels for the updates (nn/network_kernels.hpp): Sequential<T, Exec,
+  /// Space> hands its space's; the host's by default. The optimizer keeps the reference.
+  void use_kernels(const NetworkKernels<T>& kernels) noexcept { kernels_ = &kernels; }
+  [[nodiscard]] const NetworkKernels<T>& kernels() const noexcept { return *kernels_; }
 
   /// Updates done so far (t of the last update).
   [[nodiscard]] std::int64_t iterations() const noexcept { return iterations_; }
@@ -304,6 +313,8 @@ class Optimizer {
                            ", found " + std::to_string(value));
   }
 
+  static index_t size_of(std::span<T> s) { return static_cast<index_t>(s.size()); }
+
   /// Called by build: allocate per-buffer state (`slots` buffers per parameter buffer).
   virtual void build_state() = 0;
   /// Updates buffer i (p) from its gradient (g) at step t = iterations().
@@ -317,12 +328,14 @@ class Optimizer {
       for (int s = 0; s < slots; ++s) state_.emplace_back(size, initial);
     }
   }
-  Eigen::Map<Array> slot(std::size_t i, int s) {
-    auto& v = state_[i * static_cast<std::size_t>(slots_) + static_cast<std::size_t>(s)];
-    return {v.data(), static_cast<index_t>(v.size())};
+  /// Slot `slot` of buffer i: its first value (null when the optimizer keeps no such slot).
+  T* slot_data(std::size_t i, int s) {
+    if (s >= slots_) return nullptr;
+    return state_[i * static_cast<std::size_t>(slots_) + static_cast<std::size_t>(s)].data();
   }
 
  private:
+  const NetworkKernels<T>* kernels_ = &host_network_kernels<T>();
   LearningRate learning_rate_;
   double global_clipnorm_;
   std::int64_t iterations_ = 0;
@@ -438,21 +451,11 @@ class SGDOptimizer final : public Optimizer<T> {
  protected:
   void build_state() override { this->allocate_slots(momentum_ > 0 ? 1 : 0); }
   void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
-    auto P = this->as_array(p);
-    auto G = this->as_array(g);
-    const T rate = static_cast<T>(lr);
-    if (weight_decay_ > 0) G += weight_decay_ * P;
-    if (momentum_ == T(0)) {
-      P -= rate * G;
-      return;
-    }
-    auto B = this->slot(i, 0);
-    B = momentum_ * B + G;
-    if (nesterov_) {
-      P -= rate * (G + momentum_ * B);
-    } else {
-      P -= rate * B;
-    }
+    this->kernels().sgd_update({.rate = static_cast<T>(lr),
+                                .momentum = momentum_,
+                                .weight_decay = weight_decay_,
+                                .nesterov = nesterov_},
+                               p.data(), g.data(), this->slot_data(i, 0), this->size_of(p));
   }
 
  private:
@@ -485,34 +488,17 @@ class AdamOptimizer final : public Optimizer<T> {
  protected:
   void build_state() override { this->allocate_slots(2); }
   void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
-    auto P = this->as_array(p);
-    auto G = this->as_array(g);
-    auto M = this->slot(i, 0);
-    auto V = this->slot(i, 1);
     const auto t = static_cast<double>(this->iterations());
-    if (weight_decay_ > 0) {
-      if (decoupled_) {
-        P *= static_cast<T>(1 - lr * weight_decay_);
-      } else {
-        G += static_cast<T>(weight_decay_) * P;
-      }
-    }
-    const T b1 = static_cast<T>(beta_1_);
-    const T b2 = static_cast<T>(beta_2_);
-    const T step_size = static_cast<T>(lr / (1 - std::pow(beta_1_, t)));
-    const T inv_sqrt_correction2 = static_cast<T>(1 / std::sqrt(1 - std::pow(beta_2_, t)));
-    // In blocks that stay in L1, so the three statements cost one pass over memory, not three.
-    constexpr index_t block = 2048;
-    for (index_t start = 0; start < P.size(); start += block) {
-      const index_t len = std::min(block, P.size() - start);
-      auto p_ = P.segment(start, len);
-      auto g_ = G.segment(start, len);
-      auto m_ = M.segment(start, len);
-      auto v_ = V.segment(start, len);
-      m_ = b1 * m_ + (T(1) - b1) * g_;
-      v_ = b2 * v_ + (T(1) - b2) * g_.square();
-      p_ -= step_size * m_ / (v_.sqrt() * inv_sqrt_correction2 + epsilon_);
-    }
+    const bool decays = weight_decay_ > 0;
+    this->kernels().adam_update(
+        {.beta_1 = static_cast<T>(beta_1_),
+         .beta_2 = static_cast<T>(beta_2_),
+         .epsilon = epsilon_,
+         .step_size = static_cast<T>(lr / (1 - std::pow(beta_1_, t))),
+         .inv_sqrt_correction2 = static_cast<T>(1 / std::sqrt(1 - std::pow(beta_2_, t))),
+         .l2 = decays && !decoupled_ ? static_cast<T>(weight_decay_) : T(0),
+         .shrink = decays && decoupled_ ? static_cast<T>(1 - lr * weight_decay_) : T(1)},
+        p.data(), g.data(), this->slot_data(i, 0), this->slot_data(i, 1), this->size_of(p));
   }
 
  private:
@@ -546,27 +532,13 @@ class RMSpropOptimizer final : public Optimizer<T> {
   // Slots: 0 the mean square, 1 the momentum buffer, 2 the mean (centred).
   void build_state() override { this->allocate_slots(3); }
   void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
-    auto P = this->as_array(p);
-    auto G = this->as_array(g);
-    auto V = this->slot(i, 0);
-    const T rate = static_cast<T>(lr);
-    V = rho_ * V + (T(1) - rho_) * G.square();
-    auto step = [&](const auto& denominator) {
-      if (momentum_ > T(0)) {
-        auto B = this->slot(i, 1);
-        B = momentum_ * B + G / denominator;
-        P -= rate * B;
-      } else {
-        P -= rate * G / denominator;
-      }
-    };
-    if (centered_) {
-      auto A = this->slot(i, 2);
-      A = rho_ * A + (T(1) - rho_) * G;
-      step((V - A.square()).sqrt() + epsilon_);
-    } else {
-      step(V.sqrt() + epsilon_);
-    }
+    this->kernels().rmsprop_update({.rate = static_cast<T>(lr),
+                                    .rho = rho_,
+                                    .momentum = momentum_,
+                                    .epsilon = epsilon_,
+                                    .centered = centered_},
+                                   p.data(), g.data(), this->slot_data(i, 0),
+                                   this->slot_data(i, 1), this->slot_data(i, 2), this->size_of(p));
   }
 
  private:
@@ -595,11 +567,8 @@ class AdagradOptimizer final : public Optimizer<T> {
  protected:
   void build_state() override { this->allocate_slots(1, initial_); }
   void update(std::size_t i, std::span<T> p, std::span<T> g, double lr) override {
-    auto P = this->as_array(p);
-    auto G = this->as_array(g);
-    auto S = this->slot(i, 0);
-    S += G.square();
-    P -= static_cast<T>(lr) * G / (S.sqrt() + epsilon_);
+    this->kernels().adagrad_update({.rate = static_cast<T>(lr), .epsilon = epsilon_}, p.data(),
+                                   g.data(), this->slot_data(i, 0), this->size_of(p));
   }
 
  private:

@@ -59,10 +59,11 @@
  * output. exec::local runs the same loop as the one rank of one.
  *
  * \par Compute space (Space, the third template argument)
- * `nn::Sequential<T, Exec, Space>` runs Dense's products and the activations in a compute space
- * (include `<onelearn/nn/space.hpp>` for Thrust's): `add` hands every layer the space's
- * nn::LayerKernels (nn/layer_kernels.hpp). Everything else runs the host's code on the same
- * buffers, so only host-accessible spaces are allowed (space::host, the default, and thrust_cpp,
+ * `nn::Sequential<T, Exec, Space>` runs Dense's products, the activations and the optimizer's
+ * updates in a compute space (include `<onelearn/nn/space.hpp>` for Thrust's): `add` and
+ * `compile` hand every layer and the optimizer the space's nn::NetworkKernels
+ * (nn/network_kernels.hpp). Everything else runs the host's code on the same buffers, so only
+ * host-accessible spaces are allowed (space::host, the default, and thrust_cpp,
  * thrust_omp, thrust_tbb); thrust_cuda is a compile-time error. `compute_space()` names it.
  *
  * \par Targets
@@ -152,7 +153,7 @@
 #include "onelearn/nn/errors.hpp"
 #include "onelearn/nn/fit_options.hpp"
 #include "onelearn/nn/layer.hpp"
-#include "onelearn/nn/layer_kernels.hpp"
+#include "onelearn/nn/network_kernels.hpp"
 #include "onelearn/nn/layers/activation.hpp"
 #include "onelearn/nn/layers/dense.hpp"
 #include "onelearn/nn/layers/dropout.hpp"
@@ -306,6 +307,7 @@ class Sequential {
       accuracy = true;
     }
     optimizer_ = std::move(optimizer);
+    if constexpr (!std::is_same_v<Space, space::host>) optimizer_->use_kernels(*kernels_);
     loss_ = std::move(loss);
     accuracy_ = accuracy;
     if (built_) optimizer_->build(params_);
@@ -607,11 +609,11 @@ class Sequential {
   using TargetData = detail::TargetData<T>;
   static constexpr std::string_view fit_where = "Sequential.fit";
 
-  static std::shared_ptr<const LayerKernels<T>> make_kernels() {
+  static std::shared_ptr<const NetworkKernels<T>> make_kernels() {
     if constexpr (std::is_same_v<Space, space::host>) {
       return nullptr;
     } else {
-      return std::make_shared<const typename space_layer_kernels<T, Space>::type>();
+      return std::make_shared<const typename space_network_kernels<T, Space>::type>();
     }
   }
 
@@ -1171,7 +1173,7 @@ class Sequential {
   Exec exec_{};
   // The space's kernels, which every layer holds a reference to: shared, so that moving the
   // model leaves them where the layers point (none for the host: a layer's default is the host's).
-  std::shared_ptr<const LayerKernels<T>> kernels_ = make_kernels();
+  std::shared_ptr<const NetworkKernels<T>> kernels_ = make_kernels();
   std::vector<std::unique_ptr<Layer<T>>> layers_;
   std::map<std::string, int> name_counts_;
   Shape input_shape_, output_shape_;

@@ -20,12 +20,13 @@
  * \endcode
  *
  * `nn::Sequential<T, Exec, Space>` with a Thrust space runs Dense's three products (forward,
- * the parameter gradients, the input gradient) and every activation (Dense's fused one and the
- * activation layers) on the space's system, through nn::LayerKernels (nn/layer_kernels.hpp).
- * Everything else, the losses, the optimizers' updates, the other layers, the data-parallel
- * all-reduce, runs the host's code on the same buffers, which is why only the host-accessible
- * spaces are available (thrust_cpp, thrust_omp, thrust_tbb); a network in thrust_cuda is a
- * compile-time error until those run on a device too.
+ * the parameter gradients, the input gradient), every activation (Dense's fused one and the
+ * activation layers) and the optimizer's updates on the space's system, through
+ * nn::NetworkKernels (nn/network_kernels.hpp). Everything else, the losses, the global norm of
+ * gradient clipping, the other layers, the data-parallel all-reduce, runs the host's code on the
+ * same buffers, which is why only the host-accessible spaces are available (thrust_cpp,
+ * thrust_omp, thrust_tbb); a network in thrust_cuda is a compile-time error until those run on a
+ * device too.
  *
  * Two forms, as the space's other kernels (space/detail/thrust_kernels.hpp):
  * - thrust_omp and thrust_tbb (the CPU form): the system's threads run chunks of the work, each
@@ -33,10 +34,15 @@
  *   persistent packing buffers), as the host's OpenMP GEMM splits a product. The forward product
  *   and the input gradient are cut by rows of the batch, the kernel's gradient xᵀ dz by rows of
  *   the kernel (columns of x), so no chunk sums another's partial: every entry is one chunk's
- *   dot product. The activations run the host's vectorised code on chunks of rows. Chunks depend
- *   on the sizes only, never on the thread count: omp and tbb give each other's bits.
- * - thrust_cpp (the device's form, one work item per output entry or per row, plain loops in
- *   ONELEARN_SPACE_HD functors): what a GPU would run before cuBLAS; every test run checks it.
+ *   dot product. The activations run the host's vectorised code on chunks of rows, the
+ *   optimizers' updates on chunks of a buffer (multiples of Adam's 2048-value blocks, so the
+ *   host's bits). Chunks depend on the sizes only, never on the thread count: omp and tbb give
+ *   each other's bits.
+ * - thrust_cpp (the device's form, one work item per output entry, per row or per parameter,
+ *   plain loops in ONELEARN_SPACE_HD functors); every test run checks it. thrust_cuda runs the same functors,
+ *   but the three products go to cuBLAS (sgemm, dgemm on the transposes, the bias broadcast
+ *   into z first). A Sequential cannot use thrust_cuda yet (its other parts read the layers'
+ *   buffers on the host), so there these kernels are what the CUDA tests call on device buffers.
  * Results equal the host's to rounding (the products sum in another blocking; the activations'
  * scalar and vectorised exp and tanh differ in the last bits): 1e-12 relative in double and 1e-5
  * in float per kernel, and trained weights agree as closely as training amplifies that.
@@ -51,11 +57,17 @@
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/detail/activation_kernels.hpp"
 #include "onelearn/nn/detail/gemm.hpp"
-#include "onelearn/nn/layer_kernels.hpp"
+#include "onelearn/nn/network_kernels.hpp"
 #include "onelearn/nn/tensor.hpp"
 #include "onelearn/space/space.hpp"
 
 #if defined(ONELEARN_SPACE_HAVE_THRUST)
+
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+#include <cublas_v2.h>
+
+#include "onelearn/space/detail/cublas_handle.hpp"
+#endif
 
 namespace onelearn::nn {
 
@@ -78,6 +90,26 @@ struct dense_forward_entry {
     for (index_t k = 0; k < n.in; ++k) sum += x[i * n.in + k] * W[k * n.units + u];
     z[item] = sum;
   }
+};
+
+/// z[i, u] = b[u] (0 without bias): what a cuBLAS product then adds onto.
+template <class T>
+struct broadcast_bias_entry {
+  const T* b;
+  T* z;
+  index_t units;
+
+  ONELEARN_SPACE_HD void operator()(index_t item) const {
+    z[item] = b != nullptr ? b[item % units] : T(0);
+  }
+};
+
+template <class T>
+struct copy_entry {
+  const T* from;
+  T* to;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const { to[i] = from[i]; }
 };
 
 template <class T>
@@ -229,6 +261,94 @@ struct softmax_row_gradient {
   }
 };
 
+// --- The optimizers' updates, entry by entry (the host's formulas, nn/network_kernels.hpp) ----
+
+template <class T>
+struct sgd_entry {
+  SgdStep<T> step;
+  T* p;
+  T* g;
+  T* b;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    if (step.weight_decay > T(0)) g[i] += step.weight_decay * p[i];
+    if (step.momentum == T(0)) {
+      p[i] -= step.rate * g[i];
+      return;
+    }
+    b[i] = step.momentum * b[i] + g[i];
+    p[i] -= step.nesterov ? step.rate * (g[i] + step.momentum * b[i]) : step.rate * b[i];
+  }
+};
+
+template <class T>
+struct adam_entry {
+  AdamStep<T> step;
+  T* p;
+  T* g;
+  T* m;
+  T* v;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    using std::sqrt;
+    if (step.shrink != T(1)) p[i] *= step.shrink;
+    if (step.l2 != T(0)) g[i] += step.l2 * p[i];
+    m[i] = step.beta_1 * m[i] + (T(1) - step.beta_1) * g[i];
+    v[i] = step.beta_2 * v[i] + (T(1) - step.beta_2) * (g[i] * g[i]);
+    p[i] -= step.step_size * m[i] / (sqrt(v[i]) * step.inv_sqrt_correction2 + step.epsilon);
+  }
+};
+
+template <class T>
+struct rmsprop_entry {
+  RmspropStep<T> step;
+  T* p;
+  T* g;
+  T* v;
+  T* b;
+  T* a;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    using std::sqrt;
+    v[i] = step.rho * v[i] + (T(1) - step.rho) * (g[i] * g[i]);
+    T denominator;
+    if (step.centered) {
+      a[i] = step.rho * a[i] + (T(1) - step.rho) * g[i];
+      denominator = sqrt(v[i] - a[i] * a[i]) + step.epsilon;
+    } else {
+      denominator = sqrt(v[i]) + step.epsilon;
+    }
+    if (step.momentum > T(0)) {
+      b[i] = step.momentum * b[i] + g[i] / denominator;
+      p[i] -= step.rate * b[i];
+    } else {
+      p[i] -= step.rate * g[i] / denominator;
+    }
+  }
+};
+
+template <class T>
+struct adagrad_entry {
+  AdagradStep<T> step;
+  T* p;
+  T* g;
+  T* s;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    using std::sqrt;
+    s[i] += g[i] * g[i];
+    p[i] -= step.rate * g[i] / (sqrt(s[i]) + step.epsilon);
+  }
+};
+
+/// Values per chunk of an optimizer's update in the CPU form: a multiple of Adam's block (so the
+/// host's blocks, hence its bits), at least 8 of them, at most 4 chunks.
+inline index_t update_grain(index_t n) {
+  constexpr index_t block = HostNetworkKernels<double>::adam_block;
+  const index_t quarter = onelearn::detail::chunk_count(n, 4);
+  return std::max<index_t>(8 * block, onelearn::detail::chunk_count(quarter, block) * block);
+}
+
 /// The rows along the last axis of a tensor (softmax's rows; any cut for the others).
 template <class T>
 index_t last_axis_rows(TensorView<const T> x) {
@@ -249,10 +369,38 @@ inline index_t cpu_grain(index_t n) {
   return std::max<index_t>(32, onelearn::detail::chunk_count(n, 4));
 }
 
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+/// C = alpha op(A) op(B) + beta C, column-major, on this thread's cuBLAS handle. A row-major
+/// (r x c) matrix is, to cuBLAS, its column-major (c x r) transpose: the products below are
+/// written for the transposes.
+template <class T>
+void cublas_gemm(cublasOperation_t op_a, cublasOperation_t op_b, index_t m, index_t n, index_t k,
+                 T alpha, const T* a, index_t lda, const T* b, index_t ldb, T beta, T* c,
+                 index_t ldc) {
+  if (m == 0 || n == 0) return;
+  const auto i = [](index_t v) { return static_cast<int>(v); };
+  cublasHandle_t handle = space::detail::cublas_for_this_thread();
+  if constexpr (std::is_same_v<T, float>) {
+    space::detail::check_cublas(cublasSgemm(handle, op_a, op_b, i(m), i(n), i(k), &alpha, a,
+                                            i(lda), b, i(ldb), &beta, c, i(ldc)),
+                                "cublasSgemm");
+  } else {
+    space::detail::check_cublas(cublasDgemm(handle, op_a, op_b, i(m), i(n), i(k), &alpha, a,
+                                            i(lda), b, i(ldb), &beta, c, i(ldc)),
+                                "cublasDgemm");
+  }
+}
+#endif
+
 template <class T, class System>
-class ThrustLayerKernels final : public LayerKernels<T> {
+class ThrustNetworkKernels final : public NetworkKernels<T> {
   using space_type = space::thrust_space<System>;
   static constexpr bool cpu_form = space::detail::threaded_cpu<System>;
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+  static constexpr bool cublas = std::is_same_v<System, space::system::cuda>;
+#else
+  static constexpr bool cublas = false;
+#endif
 
  public:
   [[nodiscard]] std::string_view space_name() const override { return space_type::name; }
@@ -271,6 +419,13 @@ class ThrustLayerKernels final : public LayerKernels<T> {
         }
         gemm_accumulate_serial<T>({x + begin * n.in, m, n.in}, {W, n.in, n.units}, zc, n.units);
       });
+    } else if constexpr (cublas) {
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+      // zᵀ (units x rows) = Wᵀ xᵀ + zᵀ, z holding the broadcast bias first.
+      space::detail::for_each_index(space_, n.rows * n.units, broadcast_bias_entry<T>{b, z, n.units});
+      cublas_gemm<T>(CUBLAS_OP_N, CUBLAS_OP_N, n.units, n.rows, n.in, T(1), W, n.units, x, n.in,
+                     T(1), z, n.units);
+#endif
     } else {
       space::detail::for_each_index(space_, n.rows * n.units,
                                     dense_forward_entry<T>{x, W, b, z, n});
@@ -296,6 +451,16 @@ class ThrustLayerKernels final : public LayerKernels<T> {
         Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(db, n.units).noalias() =
             Eigen::Map<const Matrix<T>>(dz, n.rows, n.units).colwise().sum();
       }
+    } else if constexpr (cublas) {
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+      // dWᵀ (units x in) = dzᵀ x + two_l2 Wᵀ: dW holds W first when there is an L2 term.
+      if (two_l2 != T(0)) {
+        space::detail::for_each_index(space_, n.in * n.units, copy_entry<T>{W, dW});
+      }
+      cublas_gemm<T>(CUBLAS_OP_N, CUBLAS_OP_T, n.units, n.in, n.rows, T(1), dz, n.units, x, n.in,
+                     two_l2, dW, n.units);
+      if (db != nullptr) space::detail::for_each_index(space_, n.units, bias_gradient_entry<T>{dz, db, n});
+#endif
     } else {
       space::detail::for_each_index(space_, n.in * n.units,
                                     kernel_gradient_entry<T>{x, dz, W, two_l2, dW, n});
@@ -312,6 +477,12 @@ class ThrustLayerKernels final : public LayerKernels<T> {
         gemm_accumulate_serial<T>({dz + begin * n.units, m, n.units}, {W, n.in, n.units, true},
                                   dxc, n.in);
       });
+    } else if constexpr (cublas) {
+#if defined(ONELEARN_SPACE_HAVE_CUDA)
+      // dxᵀ (in x rows) = W dzᵀ, W being (units x in) to cuBLAS, hence transposed.
+      cublas_gemm<T>(CUBLAS_OP_T, CUBLAS_OP_N, n.in, n.rows, n.units, T(1), W, n.units, dz,
+                     n.units, T(0), dx, n.in);
+#endif
     } else {
       space::detail::for_each_index(space_, n.rows * n.in, input_gradient_entry<T>{dz, W, dx, n});
     }
@@ -354,8 +525,54 @@ class ThrustLayerKernels final : public LayerKernels<T> {
     }
   }
 
+  void sgd_update(const SgdStep<T>& step, T* p, T* g, T* velocity, index_t n) const override {
+    if constexpr (cpu_form) {
+      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
+        host().sgd_update(step, p + begin, g + begin, at(velocity, begin), end - begin);
+      });
+    } else {
+      space::detail::for_each_index(space_, n, sgd_entry<T>{step, p, g, velocity});
+    }
+  }
+
+  void adam_update(const AdamStep<T>& step, T* p, T* g, T* m, T* v, index_t n) const override {
+    if constexpr (cpu_form) {
+      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
+        host().adam_update(step, p + begin, g + begin, m + begin, v + begin, end - begin);
+      });
+    } else {
+      space::detail::for_each_index(space_, n, adam_entry<T>{step, p, g, m, v});
+    }
+  }
+
+  void rmsprop_update(const RmspropStep<T>& step, T* p, T* g, T* v, T* b, T* a,
+                      index_t n) const override {
+    if constexpr (cpu_form) {
+      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
+        host().rmsprop_update(step, p + begin, g + begin, v + begin, at(b, begin), at(a, begin),
+                              end - begin);
+      });
+    } else {
+      space::detail::for_each_index(space_, n, rmsprop_entry<T>{step, p, g, v, b, a});
+    }
+  }
+
+  void adagrad_update(const AdagradStep<T>& step, T* p, T* g, T* s, index_t n) const override {
+    if constexpr (cpu_form) {
+      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
+        host().adagrad_update(step, p + begin, g + begin, s + begin, end - begin);
+      });
+    } else {
+      space::detail::for_each_index(space_, n, adagrad_entry<T>{step, p, g, s});
+    }
+  }
+
  private:
   [[nodiscard]] auto chunks() const { return space::detail::system_chunks<System>{&space_}; }
+  /// The CPU form runs the host's code on each chunk.
+  [[nodiscard]] static const NetworkKernels<T>& host() { return host_network_kernels<T>(); }
+  /// p + offset, or null for a state buffer the update does not keep.
+  [[nodiscard]] static T* at(T* p, index_t offset) { return p != nullptr ? p + offset : nullptr; }
 
   // Thrust's spaces hold no state: one for every kernel object.
   static inline const space_type space_{};
@@ -364,8 +581,8 @@ class ThrustLayerKernels final : public LayerKernels<T> {
 }  // namespace detail
 
 template <class T, class System>
-struct space_layer_kernels<T, space::thrust_space<System>> {
-  using type = detail::ThrustLayerKernels<T, System>;
+struct space_network_kernels<T, space::thrust_space<System>> {
+  using type = detail::ThrustNetworkKernels<T, System>;
 };
 
 }  // namespace onelearn::nn

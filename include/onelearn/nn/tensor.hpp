@@ -162,10 +162,16 @@ struct TensorView {
   /// All entries as one flat array, for element-wise operations.
   [[nodiscard]] ArrayMap array() const { return ArrayMap(data, size()); }
 
-  operator TensorView<const T>() const noexcept  // NOLINT(google-explicit-constructor)
-      requires(!std::is_const_v<T>) {
+  // clang-format off
+  /// A view of T converts to a view of const T. A template, so that TensorView<const T> has no
+  /// conversion to its own type, which nvcc's front end warns about (#554) even when a
+  /// requires-clause rules it out.
+  template <class U = T>
+    requires(!std::is_const_v<U>)
+  operator TensorView<const U>() const noexcept {  // NOLINT(google-explicit-constructor)
     return {data, shape};
   }
+  // clang-format on
 };
 
 /// An owning tensor whose buffer only grows: reshaping to a size it has held before does not

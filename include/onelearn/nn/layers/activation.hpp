@@ -28,7 +28,7 @@
 
 #include "onelearn/nn/detail/activation_kernels.hpp"
 #include "onelearn/nn/layer.hpp"
-#include "onelearn/nn/layer_kernels.hpp"
+#include "onelearn/nn/network_kernels.hpp"
 
 namespace onelearn::nn {
 
@@ -47,9 +47,9 @@ class ActivationLayer final : public Layer<T> {
   /// LeakyReLU's and ELU's alpha, in the layer's precision (0 for the others).
   [[nodiscard]] T alpha() const noexcept { return alpha_; }
 
-  void use_kernels(const LayerKernels<T>& kernels) override { kernels_ = &kernels; }
+  void use_kernels(const NetworkKernels<T>& kernels) override { kernels_ = &kernels; }
   /// The kernels the layer runs: the host's, or its Sequential's compute space's.
-  [[nodiscard]] const LayerKernels<T>& kernels() const noexcept { return *kernels_; }
+  [[nodiscard]] const NetworkKernels<T>& kernels() const noexcept { return *kernels_; }
 
   TensorView<const T> forward(TensorView<const T> x, bool /*training*/) override {
     x_ = x;
@@ -71,7 +71,7 @@ class ActivationLayer final : public Layer<T> {
   std::string_view name_;  // a string literal
   TensorView<const T> x_;
   Tensor<T> y_, dx_;
-  const LayerKernels<T>* kernels_ = &host_layer_kernels<T>();
+  const NetworkKernels<T>* kernels_ = &host_network_kernels<T>();
 };
 
 namespace detail {

@@ -22,7 +22,7 @@
  * db = column sums of dz, dx = dz Wᵀ (skipped for the first layer of a network). The GEMMs run
  * on Eigen's kernel with persistent packing buffers (nn/detail/gemm.hpp). W and b live in one
  * contiguous buffer, and so do their gradients (one all-reduce bucket per layer). The products
- * and the activation run through the layer's LayerKernels (nn/layer_kernels.hpp): the host's,
+ * and the activation run through the layer's NetworkKernels (nn/network_kernels.hpp): the host's,
  * or the compute space's that Sequential<T, Exec, Space> hands it.
  *
  * \par Parameters (DenseOptions)
@@ -62,7 +62,7 @@
 #include "onelearn/nn/detail/activation_kernels.hpp"
 #include "onelearn/nn/detail/random.hpp"
 #include "onelearn/nn/layer.hpp"
-#include "onelearn/nn/layer_kernels.hpp"
+#include "onelearn/nn/network_kernels.hpp"
 
 namespace onelearn::nn {
 
@@ -172,9 +172,9 @@ class DenseLayer final : public Layer<T> {
     return dx_.view();
   }
 
-  void use_kernels(const LayerKernels<T>& kernels) override { kernels_ = &kernels; }
+  void use_kernels(const NetworkKernels<T>& kernels) override { kernels_ = &kernels; }
   /// The kernels the layer runs: the host's, or its Sequential's compute space's.
-  [[nodiscard]] const LayerKernels<T>& kernels() const noexcept { return *kernels_; }
+  [[nodiscard]] const NetworkKernels<T>& kernels() const noexcept { return *kernels_; }
 
   [[nodiscard]] std::vector<std::span<T>> parameters() override { return split<T>(params_); }
   [[nodiscard]] std::vector<std::span<T>> gradients() override { return split<T>(grads_); }
@@ -226,7 +226,7 @@ class DenseLayer final : public Layer<T> {
   AlignedVector<T> params_, grads_;  // [kernel | bias], one block each
   TensorView<const T> x_;
   Tensor<T> z_, y_, dz_, dx_;
-  const LayerKernels<T>* kernels_ = &host_layer_kernels<T>();
+  const NetworkKernels<T>* kernels_ = &host_network_kernels<T>();
 };
 
 }  // namespace onelearn::nn
