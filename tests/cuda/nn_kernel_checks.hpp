@@ -10,6 +10,8 @@
 // check_optimizer_updates: each optimizer's update (SGD plain, with momentum and weight decay,
 // Nesterov; Adam plain, with L2, AdamW's decoupled decay; RMSprop plain, with momentum,
 // centred; Adagrad) of 40,000 values, every buffer compared afterwards.
+// check_losses: the element-wise losses, the binary and sparse categorical cross-entropies on
+// logits and on probabilities (some at 0 and 1, where they are clipped), totals and gradients.
 // Tolerances: the space checks' (double 1e-12, float 1e-5, relative to the largest entry).
 
 #include <doctest/doctest.h>
@@ -139,6 +141,74 @@ void check_optimizer_updates(const S& s) {
   check_update<T>("adagrad", s, kernels, [&](const nn::NetworkKernels<T>& k, P b, index_t n) {
     k.adagrad_update(step, b[0], b[1], b[2], n);
   });
+}
+
+/// Each built-in loss's total and gradient, in the space and on the host, from the same outputs.
+template <class T, class S>
+void check_losses(const S& s) {
+  INFO("space ", S::name);
+  const nn::NetworkKernels<T>& host = nn::host_network_kernels<T>();
+  const typename nn::space_network_kernels<T, S>::type kernels{};
+  const double tol = tolerance<T>();
+  using C = space_copy<S, T>;
+  // Element-wise and binary: 40,000 entries (the CPU form's chunks: 16,384, 16,384, 7,232).
+  const index_t n = 40'000;
+  const Matrix<T> out = uniform_matrix<T>(n, 1, 2.0, 21);
+  const Matrix<T> target = uniform_matrix<T>(n, 1, 2.0, 22);
+  Matrix<T> probability = ((uniform_matrix<T>(n, 1, 0.6, 23).array() + T(0.5))).matrix();
+  probability(0) = T(0);  // clipped: no gradient there
+  probability(1) = T(1);
+  Matrix<T> target01 = ((uniform_matrix<T>(n, 1, 0.5, 24).array() + T(0.5))).matrix();
+  C outs(s, out), targets(s, target), probabilities(s, probability), targets01(s, target01);
+  const T scale = T(1) / static_cast<T>(n);
+  for (const auto kind : {nn::ElementwiseLoss::squared, nn::ElementwiseLoss::absolute,
+                          nn::ElementwiseLoss::huber}) {
+    INFO("elementwise loss ", static_cast<int>(kind));
+    Matrix<T> g_host(n, 1);
+    C gs(s, n, 1);
+    const double a = host.elementwise_loss(kind, T(0.7), out.data(), target.data(), g_host.data(), scale, n);
+    const double b = kernels.elementwise_loss(kind, T(0.7), outs.data(), targets.data(), gs.data(), scale, n);
+    check_close("total", b, a, tol);
+    check_close("gradient", gs.to_host(), g_host, tol);
+  }
+  for (const bool logits : {true, false}) {
+    INFO("binary, from logits ", logits);
+    Matrix<T> g_host(n, 1);
+    C gs(s, n, 1);
+    const Matrix<T>& o = logits ? out : probability;
+    C& os = logits ? outs : probabilities;
+    const double a = host.binary_loss(logits, o.data(), target01.data(), g_host.data(), scale, n);
+    const double b = kernels.binary_loss(logits, os.data(), targets01.data(), gs.data(), scale, n);
+    check_close("total", b, a, tol);
+    check_close("gradient", gs.to_host(), g_host, tol);
+  }
+  // Sparse categorical: 5,000 rows of 7 classes (CPU chunks of 1,250 rows).
+  const index_t rows = 5'000, classes = 7;
+  const Matrix<T> z = uniform_matrix<T>(rows, classes, 3.0, 25);
+  Matrix<T> pz = ((uniform_matrix<T>(rows, classes, 0.5, 26).array() + T(0.5))).matrix();
+  pz(0, 0) = T(0);
+  pz(1, 1) = T(1);
+  std::mt19937_64 rng(seed + 27);
+  Labels labels(rows);
+  for (index_t r = 0; r < rows; ++r) labels(r) = static_cast<std::int64_t>(rng() % classes);
+  labels(1) = 1;  // a label on a clipped probability
+  C zs(s, z), pzs(s, pz);
+  auto label_buffer = s.template allocate<std::int64_t>(static_cast<std::size_t>(rows));
+  s.copy_to_space(labels.data(), static_cast<std::size_t>(rows), S::data(label_buffer));
+  for (const bool logits : {true, false}) {
+    INFO("sparse categorical, from logits ", logits);
+    Matrix<T> g_host(rows, classes);
+    C gs(s, rows, classes);
+    const Matrix<T>& o = logits ? z : pz;
+    C& os = logits ? zs : pzs;
+    const T row_scale = T(1) / static_cast<T>(rows);
+    const double a = host.sparse_categorical_loss(logits, o.data(), labels.data(), g_host.data(),
+                                                  row_scale, rows, classes);
+    const double b = kernels.sparse_categorical_loss(logits, os.data(), S::data(label_buffer),
+                                                     gs.data(), row_scale, rows, classes);
+    check_close("total", b, a, tol);
+    check_close("gradient", gs.to_host(), g_host, tol);
+  }
 }
 
 template <class T, class S>

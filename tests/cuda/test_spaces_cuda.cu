@@ -5,7 +5,7 @@
 // the k-NN models; cuda/estimator_moments_checks.hpp: StandardScaler, GaussianNB, Ridge, Lasso,
 // ElasticNet; cuda/estimator_boosting_checks.hpp: HistGradientBoosting*); the networks' layer
 // kernels (cuda/nn_kernel_checks.hpp: Dense's products by cuBLAS, the activations, the
-// optimizers' updates); the typed errors. Built by nvcc when
+// losses, the optimizers' updates); the typed errors. Built by nvcc when
 // ONELEARN_CUDA=ON (tests/cmake/space_tests.cmake) and run by scripts/test-gpu.sh.
 //
 // Without a usable device only the no-device test runs (every space function must throw
@@ -185,6 +185,7 @@ TEST_CASE_TEMPLATE("the network kernels on the GPU equal the host's", T, double,
   if (!has_device()) return;
   space_test::check_network_kernels<T>(space::thrust_cuda{});
   space_test::check_optimizer_updates<T>(space::thrust_cuda{});
+  space_test::check_losses<T>(space::thrust_cuda{});
 }
 
 TEST_CASE("KMeans on a machine without a device: no_device_error at fit") {

@@ -13,14 +13,17 @@ TEST_CASE_TEMPLATE("the network kernels of a CPU Thrust space equal the host's",
 #if defined(ONELEARN_SPACE_HAVE_THRUST)
   space_test::check_network_kernels<T>(space::thrust_cpp{});
   space_test::check_optimizer_updates<T>(space::thrust_cpp{});
+  space_test::check_losses<T>(space::thrust_cpp{});
 #endif
 #if defined(ONELEARN_SPACE_HAVE_OMP)
   space_test::check_network_kernels<T>(space::thrust_omp{});
   space_test::check_optimizer_updates<T>(space::thrust_omp{});
+  space_test::check_losses<T>(space::thrust_omp{});
 #endif
 #if defined(ONELEARN_SPACE_HAVE_TBB)
   space_test::check_network_kernels<T>(space::thrust_tbb{});
   space_test::check_optimizer_updates<T>(space::thrust_tbb{});
+  space_test::check_losses<T>(space::thrust_tbb{});
 #endif
 }
 

@@ -45,6 +45,7 @@
 
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
+#include "onelearn/nn/network_kernels.hpp"
 #include "onelearn/nn/tensor.hpp"
 
 namespace onelearn::nn {
@@ -78,66 +79,45 @@ class Loss {
   /// The batch's mean loss. When grad.data is not null, writes dLoss/doutput into it (same shape).
   virtual double compute(TensorView<const T> output, const Targets<T>& y,
                          TensorView<T> grad) const = 0;
+
+  /// The compute space's kernels (nn/network_kernels.hpp), which the built-in losses compute
+  /// with: Sequential<T, Exec, Space> hands its space's; the host's by default.
+  void use_kernels(const NetworkKernels<T>& kernels) noexcept { kernels_ = &kernels; }
+  [[nodiscard]] const NetworkKernels<T>& kernels() const noexcept { return *kernels_; }
+
+ private:
+  const NetworkKernels<T>* kernels_ = &host_network_kernels<T>();
 };
 
 namespace detail {
 
-/// The element-wise losses: value(e, y_hat, y) and derivative in ŷ, averaged over all entries.
-template <class T, class Derived>
-class ElementwiseLoss : public Loss<T> {
+/// The element-wise losses (network_kernels.hpp's terms), averaged over all entries.
+template <class T, ElementwiseLoss Kind>
+class ElementwiseLossOf : public Loss<T> {
  public:
+  explicit ElementwiseLossOf(std::string_view name, double delta = 0)
+      : name_(name), delta_(static_cast<T>(delta)) {}
+  [[nodiscard]] std::string_view name() const override { return name_; }
+
   double compute(TensorView<const T> output, const Targets<T>& y,
                  TensorView<T> grad) const override {
     const index_t n = output.size();
-    const T inv_n = T(1) / static_cast<T>(n);
-    const T* o = output.data;
-    const T* t = y.values;
-    const auto& self = static_cast<const Derived&>(*this);
-    double total = 0;
-    for (index_t i = 0; i < n; ++i) {
-      total += static_cast<double>(self.value(o[i], t[i]));
-      if (grad.data != nullptr) grad.data[i] = self.derivative(o[i], t[i]) * inv_n;
-    }
+    const double total = this->kernels().elementwise_loss(Kind, delta_, output.data, y.values,
+                                                          grad.data, T(1) / static_cast<T>(n), n);
     return total / static_cast<double>(n);
   }
-};
-
-template <class T>
-class MSELoss final : public ElementwiseLoss<T, MSELoss<T>> {
- public:
-  [[nodiscard]] std::string_view name() const override { return "MeanSquaredError"; }
-  T value(T p, T y) const { return (p - y) * (p - y); }
-  T derivative(T p, T y) const { return T(2) * (p - y); }
-};
-
-template <class T>
-class MAELoss final : public ElementwiseLoss<T, MAELoss<T>> {
- public:
-  [[nodiscard]] std::string_view name() const override { return "MeanAbsoluteError"; }
-  T value(T p, T y) const { return std::abs(p - y); }
-  T derivative(T p, T y) const { return p > y ? T(1) : (p < y ? T(-1) : T(0)); }
-};
-
-template <class T>
-class HuberLoss final : public ElementwiseLoss<T, HuberLoss<T>> {
- public:
-  explicit HuberLoss(double delta) : delta_(static_cast<T>(delta)) {
-    if (!(delta > 0)) {
-      throw invalid_argument("Huber: expected delta > 0, found " + std::to_string(delta));
-    }
-  }
-  [[nodiscard]] std::string_view name() const override { return "Huber"; }
-  T value(T p, T y) const {
-    const T e = std::abs(p - y);
-    return e <= delta_ ? T(0.5) * e * e : delta_ * (e - T(0.5) * delta_);
-  }
-  T derivative(T p, T y) const { return std::clamp(p - y, -delta_, delta_); }
 
  private:
+  std::string_view name_;  // a string literal
   T delta_;
 };
 
-constexpr double probability_epsilon = 1e-7;  // Keras's backend.epsilon()
+template <class T>
+using MSELoss = ElementwiseLossOf<T, ElementwiseLoss::squared>;
+template <class T>
+using MAELoss = ElementwiseLossOf<T, ElementwiseLoss::absolute>;
+template <class T>
+using HuberLoss = ElementwiseLossOf<T, ElementwiseLoss::huber>;
 
 template <class T>
 class SparseCCELoss final : public Loss<T> {
@@ -152,37 +132,11 @@ class SparseCCELoss final : public Loss<T> {
 
   double compute(TensorView<const T> output, const Targets<T>& y,
                  TensorView<T> grad) const override {
-    const auto Z = output.last_axis_matrix();
-    const index_t rows = Z.rows();
-    const T inv_rows = T(1) / static_cast<T>(rows);
-    double total = 0;
-    for (index_t r = 0; r < rows; ++r) {
-      const auto label = static_cast<index_t>(y.labels[r]);
-      if (from_logits_) {
-        const T top = Z.row(r).maxCoeff();
-        const T sum = (Z.row(r).array() - top).exp().sum();
-        const T log_norm = top + std::log(sum);
-        total += static_cast<double>(log_norm - Z(r, label));
-        if (grad.data != nullptr) {
-          auto g = grad.last_axis_matrix().row(r).array();
-          g = (Z.row(r).array() - log_norm).exp() * inv_rows;
-          g(label) -= inv_rows;
-        }
-      } else {
-        const T lo = T(probability_epsilon);
-        const T hi = T(1) - lo;
-        const T sum = Z.row(r).array().max(lo).min(hi).sum();
-        const T py = std::clamp(Z(r, label), lo, hi);
-        total += static_cast<double>(std::log(sum) - std::log(py));
-        if (grad.data != nullptr) {
-          auto g = grad.last_axis_matrix().row(r).array();
-          for (index_t c = 0; c < Z.cols(); ++c) {
-            g(c) = (Z(r, c) > lo && Z(r, c) < hi) ? inv_rows / sum : T(0);
-          }
-          if (Z(r, label) > lo && Z(r, label) < hi) g(label) -= inv_rows / py;
-        }
-      }
-    }
+    const index_t classes = output.shape.rank() > 0 ? output.shape.back() : 1;
+    const index_t rows = classes == 0 ? 0 : output.size() / classes;
+    const double total = this->kernels().sparse_categorical_loss(
+        from_logits_, output.data, y.labels, grad.data, T(1) / static_cast<T>(rows), rows,
+        classes);
     return total / static_cast<double>(rows);
   }
 
@@ -203,25 +157,8 @@ class BinaryCELoss final : public Loss<T> {
   double compute(TensorView<const T> output, const Targets<T>& y,
                  TensorView<T> grad) const override {
     const index_t n = output.size();
-    const T inv_n = T(1) / static_cast<T>(n);
-    const T lo = T(probability_epsilon);
-    const T hi = T(1) - lo;
-    double total = 0;
-    for (index_t i = 0; i < n; ++i) {
-      const T z = output.data[i];
-      const T t = y.values[i];
-      if (from_logits_) {
-        total +=
-            static_cast<double>(std::max(z, T(0)) - z * t + std::log1p(std::exp(-std::abs(z))));
-        if (grad.data != nullptr) grad.data[i] = (T(1) / (T(1) + std::exp(-z)) - t) * inv_n;
-      } else {
-        const T p = std::clamp(z, lo, hi);
-        total -= static_cast<double>(t * std::log(p) + (T(1) - t) * std::log(T(1) - p));
-        if (grad.data != nullptr) {
-          grad.data[i] = (z > lo && z < hi) ? (-(t / p) + (T(1) - t) / (T(1) - p)) * inv_n : T(0);
-        }
-      }
-    }
+    const double total = this->kernels().binary_loss(from_logits_, output.data, y.values,
+                                                     grad.data, T(1) / static_cast<T>(n), n);
     return total / static_cast<double>(n);
   }
 
@@ -236,14 +173,14 @@ class BinaryCELoss final : public Loss<T> {
 struct MeanSquaredError {
   template <class T>
   [[nodiscard]] std::unique_ptr<Loss<T>> make() const {
-    return std::make_unique<detail::MSELoss<T>>();
+    return std::make_unique<detail::MSELoss<T>>("MeanSquaredError");
   }
 };
 
 struct MeanAbsoluteError {
   template <class T>
   [[nodiscard]] std::unique_ptr<Loss<T>> make() const {
-    return std::make_unique<detail::MAELoss<T>>();
+    return std::make_unique<detail::MAELoss<T>>("MeanAbsoluteError");
   }
 };
 
@@ -251,7 +188,10 @@ struct Huber {
   double delta = 1.0;
   template <class T>
   [[nodiscard]] std::unique_ptr<Loss<T>> make() const {
-    return std::make_unique<detail::HuberLoss<T>>(delta);
+    if (!(delta > 0)) {
+      throw invalid_argument("Huber: expected delta > 0, found " + std::to_string(delta));
+    }
+    return std::make_unique<detail::HuberLoss<T>>("Huber", delta);
   }
 };
 

@@ -22,11 +22,12 @@
  * \endcode
  *
  * nn::NetworkKernels<T>: the bulk arithmetic of a network, its dense layers' products, its
- * activations and its optimizer's updates, as one compute space runs it.
+ * activations, its loss and its optimizer's updates, as one compute space runs it.
  * `Sequential<T, Exec, Space>` hands its space's kernels to every layer it holds
- * (Layer::use_kernels) and to its optimizer (Optimizer::use_kernels); Dense and the activation
- * layers call them for their products and element-wise passes, the optimizers for their
- * updates, and a custom layer may too. `host_network_kernels<T>()` is the host's (Eigen's GEMM
+ * (Layer::use_kernels), its loss and its optimizer (Loss::use_kernels, Optimizer::use_kernels);
+ * Dense and the activation layers call them for their products and element-wise passes, the
+ * built-in losses for their terms and gradients, the optimizers for their updates, and a custom
+ * layer may too. `host_network_kernels<T>()` is the host's (Eigen's GEMM
  * kernel, vectorised Eigen arrays: what every layer and optimizer ran before the spaces, and what
  * one used alone runs); `nn/space.hpp` has Thrust's.
  *
@@ -39,21 +40,60 @@
  *   all-reduce, nn/layer.hpp).
  * - Pointers and sizes, row-major and compact, in the space's memory: what a device's kernels
  *   (cuBLAS, Thrust) take as they are.
- * - What stays with the host's code in every space: the losses, the global norm of gradient
- *   clipping, and the other layers (convolutions, pooling, normalisation, dropout). In a
+ * - What stays with the host's code in every space: the accuracy metric, the global norm of
+ *   gradient clipping, a user's own loss, and the other layers (convolutions, pooling, normalisation, dropout). In a
  *   host-accessible space (the CPU systems) they read the same memory; the space runs the
- *   products, activations and updates, the bulk of a dense network's time.
+ *   products, activations, loss and updates, the bulk of a dense network's time.
  */
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string_view>
 
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/detail/activation_kernels.hpp"
 #include "onelearn/nn/detail/gemm.hpp"
 #include "onelearn/nn/tensor.hpp"
+#include "onelearn/space/config.hpp"
 
 namespace onelearn::nn {
+
+/// The element-wise losses (nn/losses.hpp): squared error, absolute error, Huber.
+enum class ElementwiseLoss { squared, absolute, huber };
+
+namespace detail {
+
+/// An element-wise loss's term at prediction p and target y, and its derivative in p: written
+/// once for the host and the spaces' functors (no std:: calls, which a device cannot make).
+template <class T>
+ONELEARN_SPACE_HD T elementwise_term(ElementwiseLoss kind, T delta, T p, T y) {
+  const T e = p - y;
+  switch (kind) {
+    case ElementwiseLoss::squared: return e * e;
+    case ElementwiseLoss::absolute: return e < T(0) ? -e : e;
+    default: {
+      const T a = e < T(0) ? -e : e;
+      return a <= delta ? T(0.5) * a * a : delta * (a - T(0.5) * delta);
+    }
+  }
+}
+template <class T>
+ONELEARN_SPACE_HD T elementwise_derivative(ElementwiseLoss kind, T delta, T p, T y) {
+  switch (kind) {
+    case ElementwiseLoss::squared: return T(2) * (p - y);
+    case ElementwiseLoss::absolute: return p > y ? T(1) : (p < y ? T(-1) : T(0));
+    default: {
+      const T e = p - y;
+      return e < -delta ? -delta : (delta < e ? delta : e);  // std::clamp(e, -delta, delta)
+    }
+  }
+}
+
+/// Keras's backend.epsilon(): where the losses on probabilities clip them.
+inline constexpr double probability_epsilon = 1e-7;
+
+}  // namespace detail
 
 /// One optimizer update's settings, as the optimizer computes them for the step (the formulas
 /// are nn/optimizers.hpp's): SGD's with momentum b and Nesterov's variant.
@@ -134,6 +174,21 @@ class NetworkKernels {
                                    TensorView<const T> y, TensorView<const T> dy,
                                    TensorView<T> dx) const = 0;
 
+  // The losses over a batch: the sum of their terms, in double (the loss divides it by the
+  // count it averages over), and, when grad is not null, dLoss/doutput (each term's derivative
+  // times grad_scale, the loss's 1 / count).
+
+  /// n predictions against n targets.
+  virtual double elementwise_loss(ElementwiseLoss kind, T delta, const T* output, const T* target,
+                                  T* grad, T grad_scale, index_t n) const = 0;
+  /// rows x classes outputs (logits, or probabilities) against integer labels 0..classes-1.
+  virtual double sparse_categorical_loss(bool from_logits, const T* output,
+                                         const std::int64_t* labels, T* grad, T grad_scale,
+                                         index_t rows, index_t classes) const = 0;
+  /// n outputs (logits, or probabilities) against n targets in [0, 1].
+  virtual double binary_loss(bool from_logits, const T* output, const T* target, T* grad,
+                             T grad_scale, index_t n) const = 0;
+
   // The optimizers' updates of one parameter buffer p of n values from its gradient g (which
   // the weight decay terms may change in place) and its state buffers.
 
@@ -197,6 +252,78 @@ class HostNetworkKernels final : public NetworkKernels<T> {
   void activation_backward(Activation kind, T alpha, TensorView<const T> x, TensorView<const T> y,
                            TensorView<const T> dy, TensorView<T> dx) const override {
     detail::activation_backward<T>(kind, alpha, x, y, dy, dx);
+  }
+
+  // The losses: one pass in order, the terms summed in double.
+
+  double elementwise_loss(ElementwiseLoss kind, T delta, const T* output, const T* target,
+                          T* grad, T grad_scale, index_t n) const override {
+    double total = 0;
+    for (index_t i = 0; i < n; ++i) {
+      total += static_cast<double>(elementwise_term(kind, delta, output[i], target[i]));
+      if (grad != nullptr) {
+        grad[i] = elementwise_derivative(kind, delta, output[i], target[i]) * grad_scale;
+      }
+    }
+    return total;
+  }
+
+  double sparse_categorical_loss(bool from_logits, const T* output, const std::int64_t* labels,
+                                 T* grad, T grad_scale, index_t rows,
+                                 index_t classes) const override {
+    const Eigen::Map<const Matrix<T>> Z(output, rows, classes);
+    double total = 0;
+    for (index_t r = 0; r < rows; ++r) {
+      const auto label = static_cast<index_t>(labels[r]);
+      if (from_logits) {
+        const T top = Z.row(r).maxCoeff();
+        const T sum = (Z.row(r).array() - top).exp().sum();
+        const T log_norm = top + std::log(sum);
+        total += static_cast<double>(log_norm - Z(r, label));
+        if (grad != nullptr) {
+          Eigen::Map<Eigen::Array<T, 1, Eigen::Dynamic>> g(grad + r * classes, classes);
+          g = (Z.row(r).array() - log_norm).exp() * grad_scale;
+          g(label) -= grad_scale;
+        }
+      } else {
+        const T lo = T(probability_epsilon);
+        const T hi = T(1) - lo;
+        const T sum = Z.row(r).array().max(lo).min(hi).sum();
+        const T py = std::clamp(Z(r, label), lo, hi);
+        total += static_cast<double>(std::log(sum) - std::log(py));
+        if (grad != nullptr) {
+          T* g = grad + r * classes;
+          for (index_t c = 0; c < classes; ++c) {
+            g[c] = (Z(r, c) > lo && Z(r, c) < hi) ? grad_scale / sum : T(0);
+          }
+          if (Z(r, label) > lo && Z(r, label) < hi) g[label] -= grad_scale / py;
+        }
+      }
+    }
+    return total;
+  }
+
+  double binary_loss(bool from_logits, const T* output, const T* target, T* grad, T grad_scale,
+                     index_t n) const override {
+    const T lo = T(probability_epsilon);
+    const T hi = T(1) - lo;
+    double total = 0;
+    for (index_t i = 0; i < n; ++i) {
+      const T z = output[i];
+      const T t = target[i];
+      if (from_logits) {
+        total +=
+            static_cast<double>(std::max(z, T(0)) - z * t + std::log1p(std::exp(-std::abs(z))));
+        if (grad != nullptr) grad[i] = (T(1) / (T(1) + std::exp(-z)) - t) * grad_scale;
+      } else {
+        const T p = std::clamp(z, lo, hi);
+        total -= static_cast<double>(t * std::log(p) + (T(1) - t) * std::log(T(1) - p));
+        if (grad != nullptr) {
+          grad[i] = (z > lo && z < hi) ? (-(t / p) + (T(1) - t) / (T(1) - p)) * grad_scale : T(0);
+        }
+      }
+    }
+    return total;
   }
 
   // The optimizers' updates: whole-buffer Eigen array expressions (vectorised, one thread; the

@@ -59,9 +59,9 @@
  * output. exec::local runs the same loop as the one rank of one.
  *
  * \par Compute space (Space, the third template argument)
- * `nn::Sequential<T, Exec, Space>` runs Dense's products, the activations and the optimizer's
- * updates in a compute space (include `<onelearn/nn/space.hpp>` for Thrust's): `add` and
- * `compile` hand every layer and the optimizer the space's nn::NetworkKernels
+ * `nn::Sequential<T, Exec, Space>` runs Dense's products, the activations, the loss and the
+ * optimizer's updates in a compute space (include `<onelearn/nn/space.hpp>` for Thrust's): `add`
+ * and `compile` hand every layer, the loss and the optimizer the space's nn::NetworkKernels
  * (nn/network_kernels.hpp). Everything else runs the host's code on the same buffers, so only
  * host-accessible spaces are allowed (space::host, the default, and thrust_cpp,
  * thrust_omp, thrust_tbb); thrust_cuda is a compile-time error. `compute_space()` names it.
@@ -309,6 +309,7 @@ class Sequential {
     optimizer_ = std::move(optimizer);
     if constexpr (!std::is_same_v<Space, space::host>) optimizer_->use_kernels(*kernels_);
     loss_ = std::move(loss);
+    if constexpr (!std::is_same_v<Space, space::host>) loss_->use_kernels(*kernels_);
     accuracy_ = accuracy;
     if (built_) optimizer_->build(params_);
     return *this;

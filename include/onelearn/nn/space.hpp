@@ -21,10 +21,10 @@
  *
  * `nn::Sequential<T, Exec, Space>` with a Thrust space runs Dense's three products (forward,
  * the parameter gradients, the input gradient), every activation (Dense's fused one and the
- * activation layers) and the optimizer's updates on the space's system, through
- * nn::NetworkKernels (nn/network_kernels.hpp). Everything else, the losses, the global norm of
- * gradient clipping, the other layers, the data-parallel all-reduce, runs the host's code on the
- * same buffers, which is why only the host-accessible spaces are available (thrust_cpp,
+ * activation layers), the built-in losses and the optimizer's updates on the space's system,
+ * through nn::NetworkKernels (nn/network_kernels.hpp). Everything else, the accuracy metric, the
+ * global norm of gradient clipping, the other layers, the data-parallel all-reduce, runs the
+ * host's code on the same buffers, which is why only the host-accessible spaces are available (thrust_cpp,
  * thrust_omp, thrust_tbb); a network in thrust_cuda is a compile-time error until those run on a
  * device too.
  *
@@ -34,12 +34,13 @@
  *   persistent packing buffers), as the host's OpenMP GEMM splits a product. The forward product
  *   and the input gradient are cut by rows of the batch, the kernel's gradient xᵀ dz by rows of
  *   the kernel (columns of x), so no chunk sums another's partial: every entry is one chunk's
- *   dot product. The activations run the host's vectorised code on chunks of rows, the
- *   optimizers' updates on chunks of a buffer (multiples of Adam's 2048-value blocks, so the
- *   host's bits). Chunks depend on the sizes only, never on the thread count: omp and tbb give
+ *   dot product. The activations and the losses run the host's vectorised code on chunks of
+ *   rows (a loss's chunk totals added in chunk order), the optimizers' updates on chunks of a
+ *   buffer (multiples of Adam's 2048-value blocks, so the host's bits). Chunks depend on the sizes only, never on the thread count: omp and tbb give
  *   each other's bits.
  * - thrust_cpp (the device's form, one work item per output entry, per row or per parameter,
- *   plain loops in ONELEARN_SPACE_HD functors); every test run checks it. thrust_cuda runs the same functors,
+ *   plain loops in ONELEARN_SPACE_HD functors; a loss's terms come back to the host, which adds
+ *   them in order); every test run checks it. thrust_cuda runs the same functors,
  *   but the three products go to cuBLAS (sgemm, dgemm on the transposes, the bias broadcast
  *   into z first). A Sequential cannot use thrust_cuda yet (its other parts read the layers'
  *   buffers on the host), so there these kernels are what the CUDA tests call on device buffers.
@@ -50,8 +51,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <string_view>
+#include <vector>
 
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
@@ -260,6 +263,106 @@ struct softmax_row_gradient {
     }
   }
 };
+
+// --- The losses, term by term: each work item writes its term (in double) and its gradient ---
+
+template <class T>
+struct elementwise_loss_entry {
+  ElementwiseLoss kind;
+  T delta;
+  const T* output;
+  const T* target;
+  T* grad;
+  T grad_scale;
+  double* terms;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    terms[i] = static_cast<double>(elementwise_term(kind, delta, output[i], target[i]));
+    if (grad != nullptr) grad[i] = elementwise_derivative(kind, delta, output[i], target[i]) * grad_scale;
+  }
+};
+
+/// One row of the sparse categorical cross-entropy (the host's formulas, scalar).
+template <class T>
+struct sparse_categorical_row {
+  bool from_logits;
+  const T* output;
+  const std::int64_t* labels;
+  T* grad;
+  T grad_scale;
+  index_t classes;
+  double* terms;
+
+  ONELEARN_SPACE_HD void operator()(index_t r) const {
+    using std::exp;
+    using std::log;
+    const T* z = output + r * classes;
+    T* g = grad != nullptr ? grad + r * classes : nullptr;
+    const auto label = static_cast<index_t>(labels[r]);
+    if (from_logits) {
+      T top = z[0];
+      for (index_t c = 1; c < classes; ++c) top = z[c] > top ? z[c] : top;
+      T sum = T(0);
+      for (index_t c = 0; c < classes; ++c) sum += exp(z[c] - top);
+      const T log_norm = top + log(sum);
+      terms[r] = static_cast<double>(log_norm - z[label]);
+      if (g != nullptr) {
+        for (index_t c = 0; c < classes; ++c) g[c] = exp(z[c] - log_norm) * grad_scale;
+        g[label] -= grad_scale;
+      }
+    } else {
+      const T lo = T(probability_epsilon);
+      const T hi = T(1) - lo;
+      const auto clip = [lo, hi](T v) { return v < lo ? lo : (hi < v ? hi : v); };
+      T sum = T(0);
+      for (index_t c = 0; c < classes; ++c) sum += clip(z[c]);
+      const T py = clip(z[label]);
+      terms[r] = static_cast<double>(log(sum) - log(py));
+      if (g != nullptr) {
+        for (index_t c = 0; c < classes; ++c) {
+          g[c] = (z[c] > lo && z[c] < hi) ? grad_scale / sum : T(0);
+        }
+        if (z[label] > lo && z[label] < hi) g[label] -= grad_scale / py;
+      }
+    }
+  }
+};
+
+template <class T>
+struct binary_loss_entry {
+  bool from_logits;
+  const T* output;
+  const T* target;
+  T* grad;
+  T grad_scale;
+  double* terms;
+
+  ONELEARN_SPACE_HD void operator()(index_t i) const {
+    using std::exp;
+    using std::log;
+    using std::log1p;
+    const T z = output[i];
+    const T t = target[i];
+    if (from_logits) {
+      const T magnitude = z < T(0) ? -z : z;
+      terms[i] = static_cast<double>((z > T(0) ? z : T(0)) - z * t + log1p(exp(-magnitude)));
+      if (grad != nullptr) grad[i] = (T(1) / (T(1) + exp(-z)) - t) * grad_scale;
+    } else {
+      const T lo = T(probability_epsilon);
+      const T hi = T(1) - lo;
+      const T p = z < lo ? lo : (hi < z ? hi : z);
+      terms[i] = -static_cast<double>(t * log(p) + (T(1) - t) * log(T(1) - p));
+      if (grad != nullptr) {
+        grad[i] = (z > lo && z < hi) ? (-(t / p) + (T(1) - t) / (T(1) - p)) * grad_scale : T(0);
+      }
+    }
+  }
+};
+
+/// Rows (or entries) per chunk of a loss in the CPU form: at most 4 chunks, of at least `least`.
+inline index_t loss_grain(index_t n, index_t least) {
+  return std::max<index_t>(least, onelearn::detail::chunk_count(n, 4));
+}
 
 // --- The optimizers' updates, entry by entry (the host's formulas, nn/network_kernels.hpp) ----
 
@@ -525,6 +628,56 @@ class ThrustNetworkKernels final : public NetworkKernels<T> {
     }
   }
 
+  double elementwise_loss(ElementwiseLoss kind, T delta, const T* output, const T* target,
+                          T* grad, T grad_scale, index_t n) const override {
+    if constexpr (cpu_form) {
+      return chunked_total(n, loss_grain(n, 16384), [&](index_t begin, index_t end) {
+        return host().elementwise_loss(kind, delta, output + begin, target + begin,
+                                       at(grad, begin), grad_scale, end - begin);
+      });
+    } else {
+      return summed_terms(n, [&](double* terms) {
+        space::detail::for_each_index(
+            space_, n,
+            elementwise_loss_entry<T>{kind, delta, output, target, grad, grad_scale, terms});
+      });
+    }
+  }
+
+  double sparse_categorical_loss(bool from_logits, const T* output, const std::int64_t* labels,
+                                 T* grad, T grad_scale, index_t rows,
+                                 index_t classes) const override {
+    if constexpr (cpu_form) {
+      return chunked_total(rows, loss_grain(rows, 1024), [&](index_t begin, index_t end) {
+        return host().sparse_categorical_loss(from_logits, output + begin * classes,
+                                              labels + begin, at(grad, begin * classes),
+                                              grad_scale, end - begin, classes);
+      });
+    } else {
+      return summed_terms(rows, [&](double* terms) {
+        space::detail::for_each_index(
+            space_, rows,
+            sparse_categorical_row<T>{from_logits, output, labels, grad, grad_scale, classes,
+                                      terms});
+      });
+    }
+  }
+
+  double binary_loss(bool from_logits, const T* output, const T* target, T* grad, T grad_scale,
+                     index_t n) const override {
+    if constexpr (cpu_form) {
+      return chunked_total(n, loss_grain(n, 16384), [&](index_t begin, index_t end) {
+        return host().binary_loss(from_logits, output + begin, target + begin, at(grad, begin),
+                                  grad_scale, end - begin);
+      });
+    } else {
+      return summed_terms(n, [&](double* terms) {
+        space::detail::for_each_index(
+            space_, n, binary_loss_entry<T>{from_logits, output, target, grad, grad_scale, terms});
+      });
+    }
+  }
+
   void sgd_update(const SgdStep<T>& step, T* p, T* g, T* velocity, index_t n) const override {
     if constexpr (cpu_form) {
       chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
@@ -571,8 +724,35 @@ class ThrustNetworkKernels final : public NetworkKernels<T> {
   [[nodiscard]] auto chunks() const { return space::detail::system_chunks<System>{&space_}; }
   /// The CPU form runs the host's code on each chunk.
   [[nodiscard]] static const NetworkKernels<T>& host() { return host_network_kernels<T>(); }
+  /// The sum of chunk(begin, end)'s totals over the chunks of [0, n), in chunk order (the CPU
+  /// form: the chunks on the system's threads, their totals added on the calling thread).
+  template <class Chunk>
+  [[nodiscard]] double chunked_total(index_t n, index_t grain, const Chunk& chunk) const {
+    std::vector<double> totals(static_cast<std::size_t>(onelearn::detail::chunk_count(n, grain)));
+    chunks()(n, grain, [&](index_t c, index_t begin, index_t end) {
+      totals[static_cast<std::size_t>(c)] = chunk(begin, end);
+    });
+    double total = 0;
+    for (const double t : totals) total += t;
+    return total;
+  }
+  /// The device's form of a loss: `write(terms)` puts each term in a buffer in the space; they
+  /// come back to the host and are added in order there (a batch's few values: one small copy,
+  /// and the host's order of summation).
+  template <class Write>
+  [[nodiscard]] double summed_terms(index_t n, const Write& write) const {
+    if (n <= 0) return 0.0;
+    auto terms = space_.template allocate_scratch<double>(static_cast<std::size_t>(n));
+    write(space_type::data(terms));
+    std::vector<double> host_terms(static_cast<std::size_t>(n));
+    space_.copy_to_host(space_type::data(terms), host_terms.size(), host_terms.data());
+    double total = 0;
+    for (const double t : host_terms) total += t;
+    return total;
+  }
   /// p + offset, or null for a state buffer the update does not keep.
-  [[nodiscard]] static T* at(T* p, index_t offset) { return p != nullptr ? p + offset : nullptr; }
+  template <class U>
+  [[nodiscard]] static U* at(U* p, index_t offset) { return p != nullptr ? p + offset : nullptr; }
 
   // Thrust's spaces hold no state: one for every kernel object.
   static inline const space_type space_{};
