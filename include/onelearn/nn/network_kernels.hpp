@@ -50,7 +50,10 @@
 #include <cmath>
 #include <cstdint>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/detail/activation_kernels.hpp"
 #include "onelearn/nn/detail/gemm.hpp"
@@ -205,59 +208,100 @@ class NetworkKernels {
 
 namespace detail {
 
-/// The host's kernels: Eigen's GEMM kernel through nn/detail/gemm.hpp (OpenMP-parallel for large
-/// products) and the vectorised activations of nn/detail/activation_kernels.hpp.
+/// The optimizers' updates of a buffer (or of a chunk of one) on the calling thread: whole-range
+/// Eigen array expressions, vectorised. The host's kernels and the CPU spaces run them on chunks.
 template <class T>
-class HostNetworkKernels final : public NetworkKernels<T> {
- public:
-  [[nodiscard]] std::string_view space_name() const override { return "host"; }
+struct SerialUpdates {
+  /// Adam's block: chunks of multiples of it run the same blocks, hence the same bits.
+  static constexpr index_t adam_block = 2048;
 
-  void dense_forward(const T* x, const T* W, const T* b, T* z, DenseSizes n) const override {
-    // z = b (or 0), then z += x W in the GEMM: no separate pass for the bias.
-    Eigen::Map<Matrix<T>> Z(z, n.rows, n.units);
-    if (b != nullptr) {
-      Z.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b, n.units);
+
+  static void sgd(const SgdStep<T>& step, T* p, T* g, T* velocity, index_t n) {
+    auto P = array(p, n);
+    auto G = array(g, n);
+    if (step.weight_decay > T(0)) G += step.weight_decay * P;
+    if (step.momentum == T(0)) {
+      P -= step.rate * G;
+      return;
+    }
+    auto B = array(velocity, n);
+    B = step.momentum * B + G;
+    if (step.nesterov) {
+      P -= step.rate * (G + step.momentum * B);
     } else {
-      Z.setZero();
+      P -= step.rate * B;
     }
-    gemm_accumulate<T>({x, n.rows, n.in}, {W, n.in, n.units}, z, n.units);
   }
 
-  void dense_parameter_gradients(const T* x, const T* dz, const T* W, T two_l2, T* dW, T* db,
-                                 DenseSizes n) const override {
-    // dW = two_l2 W (or 0), then dW += xᵀ dz.
-    Eigen::Map<Matrix<T>> dWm(dW, n.in, n.units);
-    if (two_l2 != T(0)) {
-      dWm = two_l2 * Eigen::Map<const Matrix<T>>(W, n.in, n.units);
+  static void adam(const AdamStep<T>& step, T* p, T* g, T* m, T* v, index_t n) {
+    auto P = array(p, n);
+    auto G = array(g, n);
+    if (step.shrink != T(1)) P *= step.shrink;
+    if (step.l2 != T(0)) G += step.l2 * P;
+    const T b1 = step.beta_1, b2 = step.beta_2;
+    // In blocks that stay in L1, so the three statements cost one pass over memory, not three.
+    for (index_t start = 0; start < n; start += adam_block) {
+      const index_t len = std::min(adam_block, n - start);
+      auto p_ = P.segment(start, len);
+      auto g_ = G.segment(start, len);
+      auto m_ = array(m + start, len);
+      auto v_ = array(v + start, len);
+      m_ = b1 * m_ + (T(1) - b1) * g_;
+      v_ = b2 * v_ + (T(1) - b2) * g_.square();
+      p_ -= step.step_size * m_ / (v_.sqrt() * step.inv_sqrt_correction2 + step.epsilon);
+    }
+  }
+
+  static void rmsprop(const RmspropStep<T>& step, T* p, T* g, T* v, T* b, T* a, index_t n) {
+    auto P = array(p, n);
+    auto G = array(g, n);
+    auto V = array(v, n);
+    V = step.rho * V + (T(1) - step.rho) * G.square();
+    auto apply = [&](const auto& denominator) {
+      if (step.momentum > T(0)) {
+        auto B = array(b, n);
+        B = step.momentum * B + G / denominator;
+        P -= step.rate * B;
+      } else {
+        P -= step.rate * G / denominator;
+      }
+    };
+    if (step.centered) {
+      auto A = array(a, n);
+      A = step.rho * A + (T(1) - step.rho) * G;
+      apply((V - A.square()).sqrt() + step.epsilon);
     } else {
-      dWm.setZero();
-    }
-    gemm_accumulate<T>({x, n.rows, n.in, true}, {dz, n.rows, n.units}, dW, n.units);
-    if (db != nullptr) {
-      Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>> dbm(db, n.units);
-      dbm.noalias() = Eigen::Map<const Matrix<T>>(dz, n.rows, n.units).colwise().sum();
+      apply(V.sqrt() + step.epsilon);
     }
   }
 
-  void dense_input_gradient(const T* dz, const T* W, T* dx, DenseSizes n) const override {
-    Eigen::Map<Matrix<T>>(dx, n.rows, n.in).setZero();
-    gemm_accumulate<T>({dz, n.rows, n.units}, {W, n.in, n.units, true}, dx, n.in);
+  static void adagrad(const AdagradStep<T>& step, T* p, T* g, T* s, index_t n) {
+    auto P = array(p, n);
+    auto G = array(g, n);
+    auto S = array(s, n);
+    S += G.square();
+    P -= step.rate * G / (S.sqrt() + step.epsilon);
   }
 
-  void activation_forward(Activation kind, T alpha, TensorView<const T> x,
-                          TensorView<T> y) const override {
-    detail::activation_forward<T>(kind, alpha, x, y);
+  static Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> array(T* data, index_t n) {
+    return {data, n};
   }
+};
 
-  void activation_backward(Activation kind, T alpha, TensorView<const T> x, TensorView<const T> y,
-                           TensorView<const T> dy, TensorView<T> dx) const override {
-    detail::activation_backward<T>(kind, alpha, x, y, dy, dx);
-  }
+/// Values per chunk of an optimizer's update: a multiple of Adam's block (so the same blocks,
+/// hence the same bits as one pass), at least 8 of them, at most 4 chunks.
+inline index_t update_grain(index_t n) {
+  constexpr index_t block = SerialUpdates<double>::adam_block;
+  const index_t quarter = onelearn::detail::chunk_count(n, 4);
+  return std::max<index_t>(8 * block, onelearn::detail::chunk_count(quarter, block) * block);
+}
 
-  // The losses: one pass in order, the terms summed in double.
-
-  double elementwise_loss(ElementwiseLoss kind, T delta, const T* output, const T* target,
-                          T* grad, T grad_scale, index_t n) const override {
+/// The losses over a batch (or a chunk of its rows) on the calling thread: one pass in order, the
+/// terms summed in double.
+template <class T>
+struct SerialLosses {
+  static double elementwise(ElementwiseLoss kind, T delta, const T* output, const T* target,
+                            T* grad, T grad_scale, index_t n) {
     double total = 0;
     for (index_t i = 0; i < n; ++i) {
       total += static_cast<double>(elementwise_term(kind, delta, output[i], target[i]));
@@ -268,9 +312,8 @@ class HostNetworkKernels final : public NetworkKernels<T> {
     return total;
   }
 
-  double sparse_categorical_loss(bool from_logits, const T* output, const std::int64_t* labels,
-                                 T* grad, T grad_scale, index_t rows,
-                                 index_t classes) const override {
+  static double sparse_categorical(bool from_logits, const T* output, const std::int64_t* labels,
+                                   T* grad, T grad_scale, index_t rows, index_t classes) {
     const Eigen::Map<const Matrix<T>> Z(output, rows, classes);
     double total = 0;
     for (index_t r = 0; r < rows; ++r) {
@@ -303,8 +346,8 @@ class HostNetworkKernels final : public NetworkKernels<T> {
     return total;
   }
 
-  double binary_loss(bool from_logits, const T* output, const T* target, T* grad, T grad_scale,
-                     index_t n) const override {
+  static double binary(bool from_logits, const T* output, const T* target, T* grad, T grad_scale,
+                       index_t n) {
     const T lo = T(probability_epsilon);
     const T hi = T(1) - lo;
     double total = 0;
@@ -325,86 +368,240 @@ class HostNetworkKernels final : public NetworkKernels<T> {
     }
     return total;
   }
+};
 
-  // The optimizers' updates: whole-buffer Eigen array expressions (vectorised, one thread; the
-  // updates are memory-bound).
+/// Rows of a batch (or of a layer's kernel) per chunk of a dense product: at most 4 chunks, of at
+/// least 32 rows, a multiple of 16 (so an activation's chunks start where a whole-tensor pass's
+/// vectors do: the same bits); fixed by the size alone, never by the thread count.
+inline index_t row_grain(index_t n) {
+  const index_t grain = std::max<index_t>(32, onelearn::detail::chunk_count(n, 4));
+  return onelearn::detail::chunk_count(grain, 16) * 16;
+}
 
-  void sgd_update(const SgdStep<T>& step, T* p, T* g, T* velocity, index_t n) const override {
-    auto P = array(p, n);
-    auto G = array(g, n);
-    if (step.weight_decay > T(0)) G += step.weight_decay * P;
-    if (step.momentum == T(0)) {
-      P -= step.rate * G;
-      return;
-    }
-    auto B = array(velocity, n);
-    B = step.momentum * B + G;
-    if (step.nesterov) {
-      P -= step.rate * (G + step.momentum * B);
-    } else {
-      P -= step.rate * B;
-    }
-  }
+/// Values (or rows) per chunk of a loss: at most 4 chunks, of at least `least`.
+inline index_t loss_grain(index_t n, index_t least) {
+  return std::max<index_t>(least, onelearn::detail::chunk_count(n, 4));
+}
 
-  void adam_update(const AdamStep<T>& step, T* p, T* g, T* m, T* v, index_t n) const override {
-    auto P = array(p, n);
-    auto G = array(g, n);
-    if (step.shrink != T(1)) P *= step.shrink;
-    if (step.l2 != T(0)) G += step.l2 * P;
-    const T b1 = step.beta_1, b2 = step.beta_2;
-    // In blocks that stay in L1, so the three statements cost one pass over memory, not three.
-    for (index_t start = 0; start < n; start += adam_block) {
-      const index_t len = std::min(adam_block, n - start);
-      auto p_ = P.segment(start, len);
-      auto g_ = G.segment(start, len);
-      auto m_ = array(m + start, len);
-      auto v_ = array(v + start, len);
-      m_ = b1 * m_ + (T(1) - b1) * g_;
-      v_ = b2 * v_ + (T(1) - b2) * g_.square();
-      p_ -= step.step_size * m_ / (v_.sqrt() * step.inv_sqrt_correction2 + step.epsilon);
-    }
-  }
+/// A tensor's rows [begin, end) along its last axis, as a tensor of its own.
+template <class U>
+TensorView<U> row_block(TensorView<U> x, index_t begin, index_t end) {
+  const index_t width = x.shape.rank() > 0 ? x.shape.back() : 1;
+  return {x.data + begin * width, Shape{end - begin, width}};
+}
 
-  void rmsprop_update(const RmspropStep<T>& step, T* p, T* g, T* v, T* b, T* a,
-                      index_t n) const override {
-    auto P = array(p, n);
-    auto G = array(g, n);
-    auto V = array(v, n);
-    V = step.rho * V + (T(1) - step.rho) * G.square();
-    auto apply = [&](const auto& denominator) {
-      if (step.momentum > T(0)) {
-        auto B = array(b, n);
-        B = step.momentum * B + G / denominator;
-        P -= step.rate * B;
+/// The rows along the last axis of a tensor.
+template <class T>
+index_t last_axis_rows(TensorView<const T> x) {
+  const index_t width = x.shape.rank() > 0 ? x.shape.back() : 1;
+  return width == 0 ? 0 : x.size() / width;
+}
+
+/// The kernels of the CPU: each cuts its work into chunks and `Chunks` runs them (host_chunks:
+/// OpenMP's threads; the CPU Thrust systems their own, nn/space.hpp), each chunk the serial code
+/// on its thread:
+/// - Dense's forward product and input gradient by rows of the batch, its kernel's gradient xᵀ dz
+///   by rows of the kernel (columns of x): every entry is one chunk's dot product, no partial
+///   sums to add, Eigen's GEMM kernel on one thread (nn/detail/gemm.hpp's serial entry, with its
+///   persistent packing buffers), where the host ran Eigen's own OpenMP-parallel GEMM before:
+///   on this project's two cores an epoch of the mlp workload on two threads took 0.262-0.268 s
+///   against 0.278-0.297 s (onelearn-space-bench mlp_fit; onelearn-bench's mlp, the better of one
+///   and two threads, did not move beyond its noise);
+/// - the activations and losses on chunks of rows (a loss's chunk totals added in chunk order),
+///   the optimizers' updates on chunks of a buffer (whole blocks of Adam's).
+/// The chunks depend on the sizes only, so the bits do not depend on the thread count or on which
+/// threads run the chunks: the host, thrust_omp and thrust_tbb train the same network.
+template <class T, class Chunks>
+class ChunkedKernels {
+ public:
+  explicit ChunkedKernels(Chunks chunks = {}) : chunks_(std::move(chunks)) {}
+
+  void dense_forward(const T* x, const T* W, const T* b, T* z, DenseSizes n) const {
+    chunks_(n.rows, row_grain(n.rows), [&](index_t, index_t begin, index_t end) {
+      const index_t m = end - begin;
+      // z = b (or 0), then z += x W in the GEMM: no separate pass for the bias.
+      Eigen::Map<Matrix<T>> Z(z + begin * n.units, m, n.units);
+      if (b != nullptr) {
+        Z.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b, n.units);
       } else {
-        P -= step.rate * G / denominator;
+        Z.setZero();
       }
-    };
-    if (step.centered) {
-      auto A = array(a, n);
-      A = step.rho * A + (T(1) - step.rho) * G;
-      apply((V - A.square()).sqrt() + step.epsilon);
-    } else {
-      apply(V.sqrt() + step.epsilon);
+      gemm_accumulate_serial<T>({x + begin * n.in, m, n.in}, {W, n.in, n.units}, Z.data(),
+                                n.units);
+    });
+  }
+
+  void dense_parameter_gradients(const T* x, const T* dz, const T* W, T two_l2, T* dW, T* db,
+                                 DenseSizes n) const {
+    // Rows [begin, end) of dW = two_l2 W (or 0), then += columns [begin, end) of x, transposed,
+    // times dz.
+    chunks_(n.in, row_grain(n.in), [&](index_t, index_t begin, index_t end) {
+      const index_t m = end - begin;
+      Eigen::Map<Matrix<T>> block(dW + begin * n.units, m, n.units);
+      if (two_l2 != T(0)) {
+        block = two_l2 * Eigen::Map<const Matrix<T>>(W + begin * n.units, m, n.units);
+      } else {
+        block.setZero();
+      }
+      gemm_accumulate_serial<T>({x + begin, n.rows, m, true, n.in}, {dz, n.rows, n.units},
+                                block.data(), n.units);
+    });
+    if (db != nullptr) {  // a rows x units column sum: the calling thread
+      Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(db, n.units).noalias() =
+          Eigen::Map<const Matrix<T>>(dz, n.rows, n.units).colwise().sum();
     }
   }
 
-  void adagrad_update(const AdagradStep<T>& step, T* p, T* g, T* s, index_t n) const override {
-    auto P = array(p, n);
-    auto G = array(g, n);
-    auto S = array(s, n);
-    S += G.square();
-    P -= step.rate * G / (S.sqrt() + step.epsilon);
+  void dense_input_gradient(const T* dz, const T* W, T* dx, DenseSizes n) const {
+    chunks_(n.rows, row_grain(n.rows), [&](index_t, index_t begin, index_t end) {
+      const index_t m = end - begin;
+      T* dxc = dx + begin * n.in;
+      std::fill_n(dxc, m * n.in, T(0));
+      gemm_accumulate_serial<T>({dz + begin * n.units, m, n.units}, {W, n.in, n.units, true},
+                                dxc, n.in);
+    });
   }
 
-  /// Adam's block: a space that cuts a buffer into chunks of multiples of it runs the same
-  /// blocks, hence the same bits.
-  static constexpr index_t adam_block = 2048;
+  void activation_forward(Activation kind, T alpha, TensorView<const T> x, TensorView<T> y) const {
+    const index_t rows = last_axis_rows(x);
+    chunks_(rows, row_grain(rows), [&](index_t, index_t begin, index_t end) {
+      detail::activation_forward<T>(kind, alpha, row_block(x, begin, end), row_block(y, begin, end));
+    });
+  }
+
+  void activation_backward(Activation kind, T alpha, TensorView<const T> x, TensorView<const T> y,
+                           TensorView<const T> dy, TensorView<T> dx) const {
+    const index_t rows = last_axis_rows(dy);
+    chunks_(rows, row_grain(rows), [&](index_t, index_t begin, index_t end) {
+      detail::activation_backward<T>(kind, alpha, row_block(x, begin, end),
+                                     row_block(y, begin, end), row_block(dy, begin, end),
+                                     row_block(dx, begin, end));
+    });
+  }
+
+  double elementwise_loss(ElementwiseLoss kind, T delta, const T* output, const T* target,
+                          T* grad, T grad_scale, index_t n) const {
+    return chunked_total(n, loss_grain(n, 16384), [&](index_t begin, index_t end) {
+      return SerialLosses<T>::elementwise(kind, delta, output + begin, target + begin,
+                                          at(grad, begin), grad_scale, end - begin);
+    });
+  }
+
+  double sparse_categorical_loss(bool from_logits, const T* output, const std::int64_t* labels,
+                                 T* grad, T grad_scale, index_t rows, index_t classes) const {
+    return chunked_total(rows, loss_grain(rows, 1024), [&](index_t begin, index_t end) {
+      return SerialLosses<T>::sparse_categorical(from_logits, output + begin * classes,
+                                                 labels + begin, at(grad, begin * classes),
+                                                 grad_scale, end - begin, classes);
+    });
+  }
+
+  double binary_loss(bool from_logits, const T* output, const T* target, T* grad, T grad_scale,
+                     index_t n) const {
+    return chunked_total(n, loss_grain(n, 16384), [&](index_t begin, index_t end) {
+      return SerialLosses<T>::binary(from_logits, output + begin, target + begin, at(grad, begin),
+                                     grad_scale, end - begin);
+    });
+  }
+
+  void sgd_update(const SgdStep<T>& step, T* p, T* g, T* velocity, index_t n) const {
+    chunks_(n, update_grain(n), [&](index_t, index_t b, index_t e) {
+      SerialUpdates<T>::sgd(step, p + b, g + b, at(velocity, b), e - b);
+    });
+  }
+  void adam_update(const AdamStep<T>& step, T* p, T* g, T* m, T* v, index_t n) const {
+    chunks_(n, update_grain(n), [&](index_t, index_t b, index_t e) {
+      SerialUpdates<T>::adam(step, p + b, g + b, m + b, v + b, e - b);
+    });
+  }
+  void rmsprop_update(const RmspropStep<T>& step, T* p, T* g, T* v, T* b, T* a, index_t n) const {
+    chunks_(n, update_grain(n), [&](index_t, index_t lo, index_t hi) {
+      SerialUpdates<T>::rmsprop(step, p + lo, g + lo, v + lo, at(b, lo), at(a, lo), hi - lo);
+    });
+  }
+  void adagrad_update(const AdagradStep<T>& step, T* p, T* g, T* s, index_t n) const {
+    chunks_(n, update_grain(n), [&](index_t, index_t b, index_t e) {
+      SerialUpdates<T>::adagrad(step, p + b, g + b, s + b, e - b);
+    });
+  }
 
  private:
-  static Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> array(T* data, index_t n) {
-    return {data, n};
+  /// The sum of chunk(begin, end)'s totals over the chunks of [0, n), in chunk order.
+  template <class Chunk>
+  [[nodiscard]] double chunked_total(index_t n, index_t grain, const Chunk& chunk) const {
+    const index_t count = onelearn::detail::chunk_count(n, grain);
+    if (count <= 1) return n > 0 ? chunk(index_t{0}, n) : 0.0;
+    std::vector<double> totals(static_cast<std::size_t>(count));
+    chunks_(n, grain, [&](index_t c, index_t begin, index_t end) {
+      totals[static_cast<std::size_t>(c)] = chunk(begin, end);
+    });
+    double total = 0;
+    for (const double t : totals) total += t;
+    return total;
   }
+  /// p + offset, or null for a buffer the caller does not have.
+  template <class U>
+  static U* at(U* p, index_t offset) {
+    return p != nullptr ? p + offset : nullptr;
+  }
+
+  Chunks chunks_;
+};
+
+/// The host's kernels: the CPU's chunked kernels with OpenMP's threads running the chunks.
+template <class T>
+class HostNetworkKernels final : public NetworkKernels<T> {
+ public:
+  [[nodiscard]] std::string_view space_name() const override { return "host"; }
+
+  void dense_forward(const T* x, const T* W, const T* b, T* z, DenseSizes n) const override {
+    cpu_.dense_forward(x, W, b, z, n);
+  }
+  void dense_parameter_gradients(const T* x, const T* dz, const T* W, T two_l2, T* dW, T* db,
+                                 DenseSizes n) const override {
+    cpu_.dense_parameter_gradients(x, dz, W, two_l2, dW, db, n);
+  }
+  void dense_input_gradient(const T* dz, const T* W, T* dx, DenseSizes n) const override {
+    cpu_.dense_input_gradient(dz, W, dx, n);
+  }
+  void activation_forward(Activation kind, T alpha, TensorView<const T> x,
+                          TensorView<T> y) const override {
+    cpu_.activation_forward(kind, alpha, x, y);
+  }
+  void activation_backward(Activation kind, T alpha, TensorView<const T> x, TensorView<const T> y,
+                           TensorView<const T> dy, TensorView<T> dx) const override {
+    cpu_.activation_backward(kind, alpha, x, y, dy, dx);
+  }
+  double elementwise_loss(ElementwiseLoss kind, T delta, const T* output, const T* target,
+                          T* grad, T grad_scale, index_t n) const override {
+    return cpu_.elementwise_loss(kind, delta, output, target, grad, grad_scale, n);
+  }
+  double sparse_categorical_loss(bool from_logits, const T* output, const std::int64_t* labels,
+                                 T* grad, T grad_scale, index_t rows,
+                                 index_t classes) const override {
+    return cpu_.sparse_categorical_loss(from_logits, output, labels, grad, grad_scale, rows,
+                                        classes);
+  }
+  double binary_loss(bool from_logits, const T* output, const T* target, T* grad, T grad_scale,
+                     index_t n) const override {
+    return cpu_.binary_loss(from_logits, output, target, grad, grad_scale, n);
+  }
+  void sgd_update(const SgdStep<T>& step, T* p, T* g, T* velocity, index_t n) const override {
+    cpu_.sgd_update(step, p, g, velocity, n);
+  }
+  void adam_update(const AdamStep<T>& step, T* p, T* g, T* m, T* v, index_t n) const override {
+    cpu_.adam_update(step, p, g, m, v, n);
+  }
+  void rmsprop_update(const RmspropStep<T>& step, T* p, T* g, T* v, T* b, T* a,
+                      index_t n) const override {
+    cpu_.rmsprop_update(step, p, g, v, b, a, n);
+  }
+  void adagrad_update(const AdagradStep<T>& step, T* p, T* g, T* s, index_t n) const override {
+    cpu_.adagrad_update(step, p, g, s, n);
+  }
+
+ private:
+  ChunkedKernels<T, onelearn::detail::host_chunks> cpu_;
 };
 
 }  // namespace detail

@@ -29,24 +29,20 @@
  * device too.
  *
  * Two forms, as the space's other kernels (space/detail/thrust_kernels.hpp):
- * - thrust_omp and thrust_tbb (the CPU form): the system's threads run chunks of the work, each
- *   chunk Eigen's GEMM kernel on one thread (nn/detail/gemm.hpp's serial entry, with its
- *   persistent packing buffers), as the host's OpenMP GEMM splits a product. The forward product
- *   and the input gradient are cut by rows of the batch, the kernel's gradient xᵀ dz by rows of
- *   the kernel (columns of x), so no chunk sums another's partial: every entry is one chunk's
- *   dot product. The activations and the losses run the host's vectorised code on chunks of
- *   rows (a loss's chunk totals added in chunk order), the optimizers' updates on chunks of a
- *   buffer (multiples of Adam's 2048-value blocks, so the host's bits). Chunks depend on the sizes only, never on the thread count: omp and tbb give
- *   each other's bits.
+ * - thrust_omp and thrust_tbb (the CPU form) run the host's own kernels, nn/network_kernels.hpp's
+ *   ChunkedKernels (Dense's products cut by rows into chunks of Eigen's one-thread GEMM, the
+ *   activations, losses and updates by chunks of rows or values), with the system's threads
+ *   running the chunks instead of OpenMP's. The chunks depend on the sizes only: the host's bits.
  * - thrust_cpp (the device's form, one work item per output entry, per row or per parameter,
  *   plain loops in ONELEARN_SPACE_HD functors; a loss's terms come back to the host, which adds
  *   them in order); every test run checks it. thrust_cuda runs the same functors,
  *   but the three products go to cuBLAS (sgemm, dgemm on the transposes, the bias broadcast
  *   into z first). A Sequential cannot use thrust_cuda yet (its other parts read the layers'
  *   buffers on the host), so there these kernels are what the CUDA tests call on device buffers.
- * Results equal the host's to rounding (the products sum in another blocking; the activations'
- * scalar and vectorised exp and tanh differ in the last bits): 1e-12 relative in double and 1e-5
- * in float per kernel, and trained weights agree as closely as training amplifies that.
+ * The device's form gives the host's results to rounding (the products sum in another order; its
+ * scalar exp and tanh differ from the host's vectorised ones in the last bits): 1e-12 relative in
+ * double and 1e-5 in float per kernel, and trained weights agree as closely as training
+ * amplifies that.
  */
 
 #include <algorithm>
@@ -56,10 +52,8 @@
 #include <string_view>
 #include <vector>
 
-#include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/nn/detail/activation_kernels.hpp"
-#include "onelearn/nn/detail/gemm.hpp"
 #include "onelearn/nn/network_kernels.hpp"
 #include "onelearn/nn/tensor.hpp"
 #include "onelearn/space/space.hpp"
@@ -359,11 +353,6 @@ struct binary_loss_entry {
   }
 };
 
-/// Rows (or entries) per chunk of a loss in the CPU form: at most 4 chunks, of at least `least`.
-inline index_t loss_grain(index_t n, index_t least) {
-  return std::max<index_t>(least, onelearn::detail::chunk_count(n, 4));
-}
-
 // --- The optimizers' updates, entry by entry (the host's formulas, nn/network_kernels.hpp) ----
 
 template <class T>
@@ -444,34 +433,6 @@ struct adagrad_entry {
   }
 };
 
-/// Values per chunk of an optimizer's update in the CPU form: a multiple of Adam's block (so the
-/// host's blocks, hence its bits), at least 8 of them, at most 4 chunks.
-inline index_t update_grain(index_t n) {
-  constexpr index_t block = HostNetworkKernels<double>::adam_block;
-  const index_t quarter = onelearn::detail::chunk_count(n, 4);
-  return std::max<index_t>(8 * block, onelearn::detail::chunk_count(quarter, block) * block);
-}
-
-/// The rows along the last axis of a tensor (softmax's rows; any cut for the others).
-template <class T>
-index_t last_axis_rows(TensorView<const T> x) {
-  const index_t width = x.shape.rank() > 0 ? x.shape.back() : 1;
-  return width == 0 ? 0 : x.size() / width;
-}
-
-/// A tensor's rows [begin, end) along its last axis, as a tensor of its own.
-template <class U>
-TensorView<U> row_block(TensorView<U> x, index_t begin, index_t end) {
-  const index_t width = x.shape.rank() > 0 ? x.shape.back() : 1;
-  return {x.data + begin * width, Shape{end - begin, width}};
-}
-
-/// Rows of a batch (or of the kernel) per chunk in the CPU form: at most 4 chunks, of at least
-/// 32 rows; fixed by the size alone, so that the bits do not depend on the thread count.
-inline index_t cpu_grain(index_t n) {
-  return std::max<index_t>(32, onelearn::detail::chunk_count(n, 4));
-}
-
 #if defined(ONELEARN_SPACE_HAVE_CUDA)
 /// C = alpha op(A) op(B) + beta C, column-major, on this thread's cuBLAS handle. A row-major
 /// (r x c) matrix is, to cuBLAS, its column-major (c x r) transpose: the products below are
@@ -510,76 +471,40 @@ class ThrustNetworkKernels final : public NetworkKernels<T> {
 
   void dense_forward(const T* x, const T* W, const T* b, T* z, DenseSizes n) const override {
     if constexpr (cpu_form) {
-      chunks()(n.rows, cpu_grain(n.rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
-        const index_t m = end - begin;
-        T* zc = z + begin * n.units;
-        for (index_t i = 0; i < m; ++i) {
-          if (b != nullptr) {
-            std::copy_n(b, n.units, zc + i * n.units);
-          } else {
-            std::fill_n(zc + i * n.units, n.units, T(0));
-          }
-        }
-        gemm_accumulate_serial<T>({x + begin * n.in, m, n.in}, {W, n.in, n.units}, zc, n.units);
-      });
+      cpu().dense_forward(x, W, b, z, n);
     } else if constexpr (cublas) {
 #if defined(ONELEARN_SPACE_HAVE_CUDA)
       // zᵀ (units x rows) = Wᵀ xᵀ + zᵀ, z holding the broadcast bias first.
-      space::detail::for_each_index(space_, n.rows * n.units, broadcast_bias_entry<T>{b, z, n.units});
+      for_each(n.rows * n.units, broadcast_bias_entry<T>{b, z, n.units});
       cublas_gemm<T>(CUBLAS_OP_N, CUBLAS_OP_N, n.units, n.rows, n.in, T(1), W, n.units, x, n.in,
                      T(1), z, n.units);
 #endif
     } else {
-      space::detail::for_each_index(space_, n.rows * n.units,
-                                    dense_forward_entry<T>{x, W, b, z, n});
+      for_each(n.rows * n.units, dense_forward_entry<T>{x, W, b, z, n});
     }
   }
 
   void dense_parameter_gradients(const T* x, const T* dz, const T* W, T two_l2, T* dW, T* db,
                                  DenseSizes n) const override {
     if constexpr (cpu_form) {
-      // Rows [begin, end) of dW: columns [begin, end) of x, transposed, times dz.
-      chunks()(n.in, cpu_grain(n.in), [&](index_t /*chunk*/, index_t begin, index_t end) {
-        const index_t m = end - begin;
-        Eigen::Map<Matrix<T>> block(dW + begin * n.units, m, n.units);
-        if (two_l2 != T(0)) {
-          block = two_l2 * Eigen::Map<const Matrix<T>>(W + begin * n.units, m, n.units);
-        } else {
-          block.setZero();
-        }
-        gemm_accumulate_serial<T>({x + begin, n.rows, m, true, n.in}, {dz, n.rows, n.units},
-                                  block.data(), n.units);
-      });
-      if (db != nullptr) {  // a rows x units column sum: the calling thread, the host's code
-        Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(db, n.units).noalias() =
-            Eigen::Map<const Matrix<T>>(dz, n.rows, n.units).colwise().sum();
-      }
+      cpu().dense_parameter_gradients(x, dz, W, two_l2, dW, db, n);
+      return;
     } else if constexpr (cublas) {
 #if defined(ONELEARN_SPACE_HAVE_CUDA)
       // dWᵀ (units x in) = dzᵀ x + two_l2 Wᵀ: dW holds W first when there is an L2 term.
-      if (two_l2 != T(0)) {
-        space::detail::for_each_index(space_, n.in * n.units, copy_entry<T>{W, dW});
-      }
+      if (two_l2 != T(0)) for_each(n.in * n.units, copy_entry<T>{W, dW});
       cublas_gemm<T>(CUBLAS_OP_N, CUBLAS_OP_T, n.units, n.in, n.rows, T(1), dz, n.units, x, n.in,
                      two_l2, dW, n.units);
-      if (db != nullptr) space::detail::for_each_index(space_, n.units, bias_gradient_entry<T>{dz, db, n});
 #endif
     } else {
-      space::detail::for_each_index(space_, n.in * n.units,
-                                    kernel_gradient_entry<T>{x, dz, W, two_l2, dW, n});
-      if (db != nullptr) space::detail::for_each_index(space_, n.units, bias_gradient_entry<T>{dz, db, n});
+      for_each(n.in * n.units, kernel_gradient_entry<T>{x, dz, W, two_l2, dW, n});
     }
+    if (db != nullptr) for_each(n.units, bias_gradient_entry<T>{dz, db, n});
   }
 
   void dense_input_gradient(const T* dz, const T* W, T* dx, DenseSizes n) const override {
     if constexpr (cpu_form) {
-      chunks()(n.rows, cpu_grain(n.rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
-        const index_t m = end - begin;
-        T* dxc = dx + begin * n.in;
-        std::fill_n(dxc, m * n.in, T(0));
-        gemm_accumulate_serial<T>({dz + begin * n.units, m, n.units}, {W, n.in, n.units, true},
-                                  dxc, n.in);
-      });
+      cpu().dense_input_gradient(dz, W, dx, n);
     } else if constexpr (cublas) {
 #if defined(ONELEARN_SPACE_HAVE_CUDA)
       // dxᵀ (in x rows) = W dzᵀ, W being (units x in) to cuBLAS, hence transposed.
@@ -587,59 +512,42 @@ class ThrustNetworkKernels final : public NetworkKernels<T> {
                      n.units, T(0), dx, n.in);
 #endif
     } else {
-      space::detail::for_each_index(space_, n.rows * n.in, input_gradient_entry<T>{dz, W, dx, n});
+      for_each(n.rows * n.in, input_gradient_entry<T>{dz, W, dx, n});
     }
   }
 
   void activation_forward(Activation kind, T alpha, TensorView<const T> x,
                           TensorView<T> y) const override {
-    const index_t rows = last_axis_rows(x);
     if constexpr (cpu_form) {
-      chunks()(rows, cpu_grain(rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
-        detail::activation_forward<T>(kind, alpha, row_block(x, begin, end),
-                                      row_block(y, begin, end));
-      });
+      cpu().activation_forward(kind, alpha, x, y);
     } else if (kind == Activation::softmax || kind == Activation::log_softmax) {
-      space::detail::for_each_index(
-          space_, rows,
-          softmax_row<T>{kind == Activation::log_softmax, x.data, y.data, x.shape.back()});
+      for_each(last_axis_rows(x),
+               softmax_row<T>{kind == Activation::log_softmax, x.data, y.data, x.shape.back()});
     } else {
-      space::detail::for_each_index(space_, x.size(), activation_entry<T>{kind, alpha, x.data, y.data});
+      for_each(x.size(), activation_entry<T>{kind, alpha, x.data, y.data});
     }
   }
 
   void activation_backward(Activation kind, T alpha, TensorView<const T> x, TensorView<const T> y,
                            TensorView<const T> dy, TensorView<T> dx) const override {
-    const index_t rows = last_axis_rows(dy);
     if constexpr (cpu_form) {
-      chunks()(rows, cpu_grain(rows), [&](index_t /*chunk*/, index_t begin, index_t end) {
-        detail::activation_backward<T>(kind, alpha, row_block(x, begin, end),
-                                       row_block(y, begin, end),
-                                       row_block(dy, begin, end), row_block(dx, begin, end));
-      });
+      cpu().activation_backward(kind, alpha, x, y, dy, dx);
     } else if (kind == Activation::softmax || kind == Activation::log_softmax) {
-      space::detail::for_each_index(
-          space_, rows,
-          softmax_row_gradient<T>{kind == Activation::log_softmax, y.data, dy.data, dx.data,
-                                  dy.shape.back()});
+      for_each(last_axis_rows(dy), softmax_row_gradient<T>{kind == Activation::log_softmax, y.data,
+                                                           dy.data, dx.data, dy.shape.back()});
     } else {
-      space::detail::for_each_index(
-          space_, dy.size(), activation_gradient_entry<T>{kind, alpha, x.data, y.data, dy.data, dx.data});
+      for_each(dy.size(),
+               activation_gradient_entry<T>{kind, alpha, x.data, y.data, dy.data, dx.data});
     }
   }
 
   double elementwise_loss(ElementwiseLoss kind, T delta, const T* output, const T* target,
                           T* grad, T grad_scale, index_t n) const override {
     if constexpr (cpu_form) {
-      return chunked_total(n, loss_grain(n, 16384), [&](index_t begin, index_t end) {
-        return host().elementwise_loss(kind, delta, output + begin, target + begin,
-                                       at(grad, begin), grad_scale, end - begin);
-      });
+      return cpu().elementwise_loss(kind, delta, output, target, grad, grad_scale, n);
     } else {
       return summed_terms(n, [&](double* terms) {
-        space::detail::for_each_index(
-            space_, n,
-            elementwise_loss_entry<T>{kind, delta, output, target, grad, grad_scale, terms});
+        for_each(n, elementwise_loss_entry<T>{kind, delta, output, target, grad, grad_scale, terms});
       });
     }
   }
@@ -648,17 +556,12 @@ class ThrustNetworkKernels final : public NetworkKernels<T> {
                                  T* grad, T grad_scale, index_t rows,
                                  index_t classes) const override {
     if constexpr (cpu_form) {
-      return chunked_total(rows, loss_grain(rows, 1024), [&](index_t begin, index_t end) {
-        return host().sparse_categorical_loss(from_logits, output + begin * classes,
-                                              labels + begin, at(grad, begin * classes),
-                                              grad_scale, end - begin, classes);
-      });
+      return cpu().sparse_categorical_loss(from_logits, output, labels, grad, grad_scale, rows,
+                                           classes);
     } else {
       return summed_terms(rows, [&](double* terms) {
-        space::detail::for_each_index(
-            space_, rows,
-            sparse_categorical_row<T>{from_logits, output, labels, grad, grad_scale, classes,
-                                      terms});
+        for_each(rows, sparse_categorical_row<T>{from_logits, output, labels, grad, grad_scale,
+                                                 classes, terms});
       });
     }
   }
@@ -666,81 +569,67 @@ class ThrustNetworkKernels final : public NetworkKernels<T> {
   double binary_loss(bool from_logits, const T* output, const T* target, T* grad, T grad_scale,
                      index_t n) const override {
     if constexpr (cpu_form) {
-      return chunked_total(n, loss_grain(n, 16384), [&](index_t begin, index_t end) {
-        return host().binary_loss(from_logits, output + begin, target + begin, at(grad, begin),
-                                  grad_scale, end - begin);
-      });
+      return cpu().binary_loss(from_logits, output, target, grad, grad_scale, n);
     } else {
       return summed_terms(n, [&](double* terms) {
-        space::detail::for_each_index(
-            space_, n, binary_loss_entry<T>{from_logits, output, target, grad, grad_scale, terms});
+        for_each(n, binary_loss_entry<T>{from_logits, output, target, grad, grad_scale, terms});
       });
     }
   }
 
   void sgd_update(const SgdStep<T>& step, T* p, T* g, T* velocity, index_t n) const override {
     if constexpr (cpu_form) {
-      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
-        host().sgd_update(step, p + begin, g + begin, at(velocity, begin), end - begin);
-      });
+      cpu().sgd_update(step, p, g, velocity, n);
     } else {
-      space::detail::for_each_index(space_, n, sgd_entry<T>{step, p, g, velocity});
+      for_each(n, sgd_entry<T>{step, p, g, velocity});
     }
   }
 
   void adam_update(const AdamStep<T>& step, T* p, T* g, T* m, T* v, index_t n) const override {
     if constexpr (cpu_form) {
-      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
-        host().adam_update(step, p + begin, g + begin, m + begin, v + begin, end - begin);
-      });
+      cpu().adam_update(step, p, g, m, v, n);
     } else {
-      space::detail::for_each_index(space_, n, adam_entry<T>{step, p, g, m, v});
+      for_each(n, adam_entry<T>{step, p, g, m, v});
     }
   }
 
   void rmsprop_update(const RmspropStep<T>& step, T* p, T* g, T* v, T* b, T* a,
                       index_t n) const override {
     if constexpr (cpu_form) {
-      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
-        host().rmsprop_update(step, p + begin, g + begin, v + begin, at(b, begin), at(a, begin),
-                              end - begin);
-      });
+      cpu().rmsprop_update(step, p, g, v, b, a, n);
     } else {
-      space::detail::for_each_index(space_, n, rmsprop_entry<T>{step, p, g, v, b, a});
+      for_each(n, rmsprop_entry<T>{step, p, g, v, b, a});
     }
   }
 
   void adagrad_update(const AdagradStep<T>& step, T* p, T* g, T* s, index_t n) const override {
     if constexpr (cpu_form) {
-      chunks()(n, update_grain(n), [&](index_t, index_t begin, index_t end) {
-        host().adagrad_update(step, p + begin, g + begin, s + begin, end - begin);
-      });
+      cpu().adagrad_update(step, p, g, s, n);
     } else {
-      space::detail::for_each_index(space_, n, adagrad_entry<T>{step, p, g, s});
+      for_each(n, adagrad_entry<T>{step, p, g, s});
     }
   }
 
  private:
-  [[nodiscard]] auto chunks() const { return space::detail::system_chunks<System>{&space_}; }
-  /// The CPU form runs the host's code on each chunk.
-  [[nodiscard]] static const NetworkKernels<T>& host() { return host_network_kernels<T>(); }
-  /// The sum of chunk(begin, end)'s totals over the chunks of [0, n), in chunk order (the CPU
-  /// form: the chunks on the system's threads, their totals added on the calling thread).
-  template <class Chunk>
-  [[nodiscard]] double chunked_total(index_t n, index_t grain, const Chunk& chunk) const {
-    std::vector<double> totals(static_cast<std::size_t>(onelearn::detail::chunk_count(n, grain)));
-    chunks()(n, grain, [&](index_t c, index_t begin, index_t end) {
-      totals[static_cast<std::size_t>(c)] = chunk(begin, end);
-    });
-    double total = 0;
-    for (const double t : totals) total += t;
-    return total;
+  template <class F>
+  static void for_each(index_t n, const F& f) {
+    space::detail::for_each_index(space_, n, f);
   }
+
+  /// The CPU form: the host's chunked kernels (nn/network_kernels.hpp) with the system's threads
+  /// running the chunks.
+  [[nodiscard]] static auto cpu() {
+    if constexpr (cpu_form) {
+      return ChunkedKernels<T, space::detail::system_chunks<System>>(
+          space::detail::system_chunks<System>{&space_});
+    }
+  }
+
   /// The device's form of a loss: `write(terms)` puts each term in a buffer in the space; they
   /// come back to the host and are added in order there (a batch's few values: one small copy,
   /// and the host's order of summation).
   template <class Write>
-  [[nodiscard]] double summed_terms(index_t n, const Write& write) const {
+  [[nodiscard]] static double summed_terms(index_t n, const Write& write) {
     if (n <= 0) return 0.0;
     auto terms = space_.template allocate_scratch<double>(static_cast<std::size_t>(n));
     write(space_type::data(terms));
@@ -750,9 +639,6 @@ class ThrustNetworkKernels final : public NetworkKernels<T> {
     for (const double t : host_terms) total += t;
     return total;
   }
-  /// p + offset, or null for a state buffer the update does not keep.
-  template <class U>
-  [[nodiscard]] static U* at(U* p, index_t offset) { return p != nullptr ? p + offset : nullptr; }
 
   // Thrust's spaces hold no state: one for every kernel object.
   static inline const space_type space_{};

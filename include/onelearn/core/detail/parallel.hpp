@@ -56,6 +56,13 @@ namespace onelearn::detail {
 template <class Body>
 void for_each_chunk(index_t n, index_t grain, Body&& body) {
   const index_t chunks = chunk_count(n, grain);
+  // One chunk runs here, without entering OpenMP at all: a parallel region with a false `if`
+  // still sets up a team of one (about a microsecond), which a network's dozen small kernels a
+  // step paid (tiny_mlp: 1.2M samples/s against 5.6-7.7M before its kernels went by chunks).
+  if (chunks <= 1) {
+    if (n > 0) body(index_t{0}, index_t{0}, n);
+    return;
+  }
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (chunks > 1)
 #endif
