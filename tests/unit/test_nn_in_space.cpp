@@ -6,6 +6,10 @@
 #include "cuda/nn_space_checks.hpp"
 #include "onelearn/exec/local.hpp"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 using namespace onelearn;
 namespace space = onelearn::space;
 
@@ -58,3 +62,24 @@ TEST_CASE("Sequential on the host is Sequential<T, exec::local, space::host>, it
   CHECK(dynamic_cast<const nn::ActivationLayer<float>&>(model.layer(1)).kernels().space_name() ==
         "host");
 }
+
+#if defined(_OPENMP)
+TEST_CASE("a network trains to the same bits on one thread and on two") {
+  // The mlp workload's first layer (784 inputs, 256 units, batches of 128): the host once ran
+  // its products as Eigen's parallel GEMM, whose blocking followed the thread count (this test
+  // failed there); the chunked kernels' chunks follow the sizes.
+  const Matrix<float> X = space_test::uniform_matrix<float>(512, 784, 1.0, 31);
+  Labels y(512);
+  for (index_t i = 0; i < y.size(); ++i) y(i) = i % 10;
+  auto train = [&](int threads) {
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    nn::Sequential<float> model{nn::Input({784}), nn::Dense(256, "relu"), nn::Dense(10)};
+    model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+    model.fit(X, y, {.epochs = 2, .batch_size = 128, .seed = 5});
+    omp_set_num_threads(before);
+    return model.get_weights();
+  };
+  CHECK(train(1) == train(2));
+}
+#endif
