@@ -614,8 +614,8 @@ const NetworkKernels<T>& host_network_kernels() {
   return kernels;
 }
 
-/// The kernels of a compute space (`::type`, a NetworkKernels<T>), specialised by nn/space.hpp for
-/// Thrust's systems; Sequential asks for it when its Space is not space::host.
+/// The kernels of a compute space (its member type `type`, a NetworkKernels<T>), specialised by
+/// nn/space.hpp for Thrust's systems; Sequential asks for it when its Space is not space::host.
 template <class T, class Space>
 struct space_network_kernels {
   static_assert(sizeof(Space) == 0,
