@@ -417,7 +417,7 @@ class ChunkedKernels {
   explicit ChunkedKernels(Chunks chunks = {}) : chunks_(std::move(chunks)) {}
 
   void dense_forward(const T* x, const T* W, const T* b, T* z, DenseSizes n) const {
-    chunks_(n.rows, row_grain(n.rows), [&](index_t, index_t begin, index_t end) {
+    chunks_(n.rows, product_grain(n.rows), [&](index_t, index_t begin, index_t end) {
       const index_t m = end - begin;
       // z = b (or 0), then z += x W in the GEMM: no separate pass for the bias.
       Eigen::Map<Matrix<T>> Z(z + begin * n.units, m, n.units);
@@ -426,7 +426,7 @@ class ChunkedKernels {
       } else {
         Z.setZero();
       }
-      gemm_accumulate_serial<T>({x + begin * n.in, m, n.in}, {W, n.in, n.units}, Z.data(),
+      product({x + begin * n.in, m, n.in}, {W, n.in, n.units}, Z.data(),
                                 n.units);
     });
   }
@@ -435,7 +435,7 @@ class ChunkedKernels {
                                  DenseSizes n) const {
     // Rows [begin, end) of dW = two_l2 W (or 0), then += columns [begin, end) of x, transposed,
     // times dz.
-    chunks_(n.in, row_grain(n.in), [&](index_t, index_t begin, index_t end) {
+    chunks_(n.in, product_grain(n.in), [&](index_t, index_t begin, index_t end) {
       const index_t m = end - begin;
       Eigen::Map<Matrix<T>> block(dW + begin * n.units, m, n.units);
       if (two_l2 != T(0)) {
@@ -443,7 +443,7 @@ class ChunkedKernels {
       } else {
         block.setZero();
       }
-      gemm_accumulate_serial<T>({x + begin, n.rows, m, true, n.in}, {dz, n.rows, n.units},
+      product({x + begin, n.rows, m, true, n.in}, {dz, n.rows, n.units},
                                 block.data(), n.units);
     });
     if (db != nullptr) {  // a rows x units column sum: the calling thread
@@ -453,11 +453,11 @@ class ChunkedKernels {
   }
 
   void dense_input_gradient(const T* dz, const T* W, T* dx, DenseSizes n) const {
-    chunks_(n.rows, row_grain(n.rows), [&](index_t, index_t begin, index_t end) {
+    chunks_(n.rows, product_grain(n.rows), [&](index_t, index_t begin, index_t end) {
       const index_t m = end - begin;
       T* dxc = dx + begin * n.in;
       std::fill_n(dxc, m * n.in, T(0));
-      gemm_accumulate_serial<T>({dz + begin * n.units, m, n.units}, {W, n.in, n.units, true},
+      product({dz + begin * n.units, m, n.units}, {W, n.in, n.units, true},
                                 dxc, n.in);
     });
   }
@@ -526,6 +526,20 @@ class ChunkedKernels {
   }
 
  private:
+  // With ONELEARN_USE_BLAS (onelearn::blas) a product goes to CBLAS whole, as gemm_accumulate
+  // sends it: the library threads it itself. Otherwise chunks of Eigen's one-thread GEMM.
+#if defined(ONELEARN_USE_BLAS)
+  static index_t product_grain(index_t n) { return std::max<index_t>(n, 1); }
+  static void product(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, index_t stride) {
+    gemm_accumulate<T>(a, b, c, stride);
+  }
+#else
+  static index_t product_grain(index_t n) { return row_grain(n); }
+  static void product(const GemmOperand<T>& a, const GemmOperand<T>& b, T* c, index_t stride) {
+    gemm_accumulate_serial<T>(a, b, c, stride);
+  }
+#endif
+
   /// The sum of chunk(begin, end)'s totals over the chunks of [0, n), in chunk order.
   template <class Chunk>
   [[nodiscard]] double chunked_total(index_t n, index_t grain, const Chunk& chunk) const {
