@@ -4,6 +4,7 @@
 // the typed errors of bad input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -82,6 +83,39 @@ TEST_CASE("HistGradientBoosting bins exactly as scikit-learn's _BinMapper") {
   HistGradientBoostingRegressor<double> model({.max_iter = 1, .early_stopping = "false"});
   model.fit(diabetes.X_train, diabetes.y_train);
   CHECK(model.bin_thresholds() == thresholds_of(diabetes.X_train, 255));
+}
+
+TEST_CASE("HistGradientBoosting's missing-values bin is the first bin no feature uses") {
+  // scikit-learn reserves bin max_bins; here the histograms end after the widest feature's
+  // bins, so the missing bin must sit right after them and NaN (only NaN) must land in it.
+  const auto X = load<Matrix<double>>("nan_X");
+  for (int max_bins : {255, 16, 2}) {
+    CAPTURE(max_bins);
+    ensemble::detail::BinMapper mapper;
+    std::vector<index_t> rows(static_cast<std::size_t>(X.rows()));
+    for (index_t i = 0; i < X.rows(); ++i) rows[static_cast<std::size_t>(i)] = i;
+    const auto layout = ensemble::detail::RowLayout::make(exec::local{}, X.rows());
+    mapper.fit<double>(exec::local{}, X, rows, X.rows(), layout, max_bins, 0);
+    const int widest =
+        *std::max_element(mapper.n_bins_non_missing.begin(), mapper.n_bins_non_missing.end());
+    CHECK(widest <= max_bins);
+    CHECK(mapper.missing_bin() == widest);
+    CHECK(mapper.n_bins() == widest + 1);
+    const auto binned = mapper.transform<double>(X, rows);
+    index_t nan_count = 0;
+    for (index_t i = 0; i < X.rows(); ++i) {
+      for (index_t f = 0; f < X.cols(); ++f) {
+        const int bin = binned.row(i)[f];
+        if (std::isnan(X(i, f))) {
+          ++nan_count;
+          CHECK(bin == mapper.missing_bin());
+        } else {
+          CHECK(bin < mapper.n_bins_non_missing[static_cast<std::size_t>(f)]);
+        }
+      }
+    }
+    CHECK(nan_count > 0);
+  }
 }
 
 TEST_CASE("HistGradientBoosting predicts as scikit-learn on a small set with NaN") {

@@ -10,9 +10,14 @@
 // more gets np.percentile(values, linspace(0, 100, max_bins + 1)[1:-1], method="midpoint"),
 // replicated operation by operation (numpy 1.24's linspace, virtual index and _lerp), so the
 // thresholds are equal to the bit. Value x goes to bin searchsorted(thresholds, x, "left"),
-// NaN to the missing-values bin max_bins (always reserved, as in scikit-learn). A categorical
+// NaN to the missing-values bin (always reserved, as in scikit-learn). A categorical
 // feature's thresholds are its known categories (hist_categories.hpp), so that category c goes
 // to the bin of its rank among them; it has as many non-missing bins as categories.
+//
+// The missing-values bin is the first bin no feature uses, not max_bins as in scikit-learn:
+// the histograms have that many bins + 1 per feature, so data with few distinct values per
+// feature (digits: at most 17) has histograms 14 times smaller to build, scan and all-reduce
+// than with 256 bins. Splits and predictions do not depend on the bin's index.
 //
 // Subsampling: with more than 200000 rows over all ranks, scikit-learn draws exactly 200000 of
 // them with numpy's RNG. Here each row is kept when a hash of (random_state, its global row
@@ -98,12 +103,15 @@ struct BinnedMatrix {
 };
 
 struct BinMapper {
-  int max_bins = 255;  ///< non-missing bins; the missing-values bin is max_bins
+  int max_bins = 255;  ///< at most this many non-missing bins per feature (the parameter)
   std::vector<std::vector<double>> thresholds;  ///< per feature, increasing
   std::vector<int> n_bins_non_missing;          ///< thresholds[f].size() (+ 1 if numerical)
   std::vector<char> is_categorical;             ///< per feature; empty: none
+  int missing = 255;  ///< the missing-values bin: the most non-missing bins of any feature
 
-  [[nodiscard]] int missing_bin() const noexcept { return max_bins; }
+  [[nodiscard]] int missing_bin() const noexcept { return missing; }
+  /// Bins per feature in a histogram, the missing-values bin included.
+  [[nodiscard]] int n_bins() const noexcept { return missing + 1; }
 
   /// Fits the thresholds of every feature on the rows `local_rows` of X of every rank
   /// (collective; n_total of them over all ranks). A row's global index (layout) decides
@@ -181,11 +189,14 @@ struct BinMapper {
         n_bins_non_missing[feature] = static_cast<int>(categories[feature].size());
       }
     }
+    missing = n_bins_non_missing.empty()
+                  ? 0
+                  : *std::max_element(n_bins_non_missing.begin(), n_bins_non_missing.end());
   }
 
   /// The bin of value x of feature f: searchsorted(thresholds, x, side="left"); NaN -> missing.
   [[nodiscard]] std::uint8_t bin_of(index_t f, double x) const {
-    if (std::isnan(x)) return static_cast<std::uint8_t>(max_bins);
+    if (std::isnan(x)) return static_cast<std::uint8_t>(missing);
     const auto& t = thresholds[static_cast<std::size_t>(f)];
     return static_cast<std::uint8_t>(std::lower_bound(t.begin(), t.end(), x) - t.begin());
   }
@@ -234,7 +245,7 @@ struct BinMapper {
           }
           for (std::size_t k = 0; k < lanes; ++k) {
             store(r + static_cast<index_t>(k), f,
-                  std::isnan(x[k]) ? static_cast<std::uint8_t>(max_bins)
+                  std::isnan(x[k]) ? static_cast<std::uint8_t>(missing)
                                    : static_cast<std::uint8_t>(below[k]));
           }
         }

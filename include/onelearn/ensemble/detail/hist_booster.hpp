@@ -135,7 +135,7 @@ struct Booster {
     input.split.min_samples_leaf = static_cast<double>(s.min_samples_leaf);
     input.split.l2_regularization = s.l2_regularization;
     input.split.hessians_are_constant = constant;
-    input.split.stride = s.max_bins + 1;
+    input.split.stride = mapper.n_bins();
     input.split.n_bins_non_missing = &mapper.n_bins_non_missing;
     input.split.has_missing_values = &has_missing;
     input.split.is_categorical = s.is_categorical.empty() ? nullptr : &s.is_categorical;

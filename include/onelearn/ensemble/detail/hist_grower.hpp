@@ -8,7 +8,7 @@
 // row indices in place; the statistics every decision reads are global. The root's gradient
 // sums are all-reduced, and so is each histogram built: the root's, then per split only the
 // smaller child's (by global count), the larger one being the parent's minus it. So every rank
-// grows the same tree with one all-reduce of p * (max_bins + 1) * 3 doubles per split.
+// grows the same tree with one all-reduce of p * bins * 3 doubles per split.
 //
 // The passes over the rows (histograms, partitions) are NodeRows' (hist_node_rows.hpp): the
 // host's code, or a compute space's kernels. In a device space they run inside the policy's

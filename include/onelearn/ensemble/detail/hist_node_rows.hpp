@@ -18,7 +18,7 @@
 // passes as the space's kernels (space/detail/thrust_histogram.hpp): thrust_cuda, and
 // thrust_cpp, which runs the device's forms on one CPU thread so that every test run checks
 // them. The binned rows go to the device once per fit, the gradients once per tree, the row
-// order comes back once per tree; the histograms (p x (max_bins + 1) x 3 doubles) come back
+// order comes back once per tree; the histograms (p x bins x 3 doubles) come back
 // once per node built, which is what the distributed fit all-reduces anyway.
 //
 // `node_rows_for<Space>` names the one a space uses; make_node_rows builds it.

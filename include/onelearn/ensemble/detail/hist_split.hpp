@@ -31,7 +31,7 @@ ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::ensemble::detail {
 
 /// Histogram layout: feature f, bin b at [(f * stride + b) * 3 + {0: gradients, 1: hessians,
-/// 2: count}], stride = max_bins + 1 bins per feature.
+/// 2: count}], stride = BinMapper::n_bins() bins per feature.
 using Histogram = std::vector<double>;
 
 struct SplitInfo {
