@@ -11,7 +11,9 @@ set_tests_properties(cmake_install PROPERTIES FIXTURES_SETUP onelearn_installed 
 
 set(consumer_common_args
   -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
-  -DCMAKE_BUILD_TYPE=Debug  # the fastest compile: these tests are about the build, not speed
+  # The fastest compile: these tests are about the build, not speed; no debug information
+  # either (tests/consumer/main.cpp: 17.7 CPU s against 22.9 with -g; it is compiled 5 times).
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0
   -DONELEARN_SOURCE_DIR=${PROJECT_SOURCE_DIR})
 if(CMAKE_CXX_COMPILER_LAUNCHER)
   list(APPEND consumer_common_args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
