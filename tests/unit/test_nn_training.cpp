@@ -18,6 +18,7 @@
 #include "onelearn/metrics/accuracy_score.hpp"
 #include "onelearn/model_selection/cross_validate.hpp"
 #include "onelearn/nn/classifier.hpp"
+#include "onelearn/nn/detail/data_fingerprint.hpp"
 #include "onelearn/nn/layers/batch_normalization.hpp"
 #include "onelearn/nn/sequential.hpp"
 #include "nn_support.hpp"
@@ -309,6 +310,60 @@ void compile_scheduled_adam(nn::Sequential<float>& model) {
 }
 
 }  // namespace
+
+TEST_CASE("nn checkpoint: a checkpoint of the first fingerprint scheme resumes, and checks its rows") {
+  // tests/data/checkpoints/fingerprint_v1.olc was written by onelearn before 2026-11-29 (one
+  // chain of mixes column by column): 2 epochs of this network on these rows, batch 8, seed 3.
+  // Its fingerprint is checked in its own scheme; new checkpoints record scheme 2.
+  Matrix<float> X(40, 3);
+  Labels y(40);
+  for (index_t i = 0; i < 40; ++i) {
+    for (index_t j = 0; j < 3; ++j) {
+      X(i, j) = static_cast<float>((i * 7 + j * 3) % 11) / 11.0F - 0.5F;
+    }
+    y(i) = (i * 5) % 3;
+  }
+  const auto network = [] {
+    nn::Sequential<float> model{nn::Input({3}), nn::Dense(8, "relu"), nn::Dense(3)};
+    model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+    return model;
+  };
+  const std::string old_file = test::data_path("checkpoints/fingerprint_v1.olc");
+  const nn::FitOptions resume{.epochs = 4, .batch_size = 8, .seed = 3, .resume_from = old_file};
+
+  auto resumed = network();
+  resumed.fit(X, y, resume);
+  CHECK(resumed.fit_params().fingerprint_scheme == 1);
+  CHECK(resumed.fit_params().data_fingerprint ==
+        nn::detail::training_fingerprint(X, y, X.rows(), 1));
+  CHECK(resumed.history().epoch.size() == 4);
+
+  Matrix<float> other = X;
+  other(39, 2) += 0.25F;
+  auto refused = network();
+  CHECK_THROWS_WITH_AS(refused.fit(other, y, resume), doctest::Contains("other rows of the same shape"),
+                       invalid_argument);
+
+  // A new fit records scheme 2, whose hash differs from scheme 1's and sees every value.
+  auto fresh = network();
+  fresh.fit(X, y, nn::FitOptions{.epochs = 1, .batch_size = 8, .seed = 3});
+  CHECK(fresh.fit_params().fingerprint_scheme == 2);
+  CHECK(fresh.fit_params().data_fingerprint == nn::detail::training_fingerprint(X, y, X.rows()));
+  CHECK(nn::detail::training_fingerprint(X, y, X.rows(), 2) !=
+        nn::detail::training_fingerprint(X, y, X.rows(), 1));
+  for (index_t i = 0; i < X.rows(); i += 13) {
+    for (index_t j = 0; j < X.cols(); ++j) {
+      Matrix<float> changed = X;
+      changed(i, j) = -changed(i, j) + 1.0F;
+      CHECK(nn::detail::training_fingerprint(changed, y, X.rows()) !=
+            nn::detail::training_fingerprint(X, y, X.rows()));
+    }
+  }
+  Labels relabelled = y;
+  relabelled(17) = (relabelled(17) + 1) % 3;
+  CHECK(nn::detail::training_fingerprint(X, relabelled, X.rows()) !=
+        nn::detail::training_fingerprint(X, y, X.rows()));
+}
 
 TEST_CASE("nn checkpoint: 10 epochs straight == 5 epochs, checkpoint, 5 more in a fresh model") {
   const test::ScaledDigits& d = test::scaled_digits();

@@ -154,6 +154,9 @@ struct FitParams {
   std::uint64_t data_fingerprint = 0;
   /// FitOptions::reproducible_blocks (0: off, and in checkpoints written before it).
   index_t reproducible_blocks = 0;
+  /// How data_fingerprint hashes the rows (nn/detail/data_fingerprint.hpp): 2 in new fits, 1 in
+  /// checkpoints written before 2026-11-29 (and in a fit resumed from one).
+  int fingerprint_scheme = 1;
 };
 
 namespace detail {

@@ -174,6 +174,7 @@ void write_checkpoint(Model& model, const std::filesystem::path& path, int epoch
   // Last, so that checkpoints written before it (which end after the History) still load.
   w.u64(p.data_fingerprint);
   w.i64(p.reproducible_blocks);  // after the fingerprint, for the same reason
+  w.u32(static_cast<std::uint32_t>(p.fingerprint_scheme));  // likewise
   finish_file(where, path, w);
 }
 
@@ -321,6 +322,14 @@ CheckpointData read_checkpoint(Model& model, const std::filesystem::path& path) 
   }
   if (r.remaining() >= sizeof(std::uint64_t)) p.data_fingerprint = r.u64();
   if (r.remaining() >= sizeof(std::int64_t)) p.reproducible_blocks = r.i64();
+  if (r.remaining() >= sizeof(std::uint32_t)) {
+    const std::uint32_t scheme = r.u32();
+    if (scheme != 1 && scheme != 2) {
+      throw io_error(where + ": expected fingerprint scheme 1 or 2 in checkpoint " +
+                     path.string() + ", found " + std::to_string(scheme));
+    }
+    p.fingerprint_scheme = static_cast<int>(scheme);
+  }
 
   // Everything checked: apply.
   std::size_t next = 0;

@@ -254,7 +254,8 @@ inline void check_resume(const FitParams& was, const FitParams& now) {
     fail("reproducible_blocks", std::to_string(was.reproducible_blocks),
          std::to_string(now.reproducible_blocks));
   }
-  if (was.data_fingerprint != 0 && was.data_fingerprint != now.data_fingerprint) {
+  if (was.data_fingerprint != 0 && was.fingerprint_scheme == now.fingerprint_scheme &&
+      was.data_fingerprint != now.data_fingerprint) {
     fail("the training rows", "with fingerprint " + std::to_string(was.data_fingerprint),
          "other rows of the same shape (fingerprint " + std::to_string(now.data_fingerprint) + ")");
   }

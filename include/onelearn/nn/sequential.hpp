@@ -348,9 +348,13 @@ class Sequential {
     FitPlan plan = plan_fit(X, y, options);
     prepare_data_parallel(options);
     prepare_blocks(options);
+    // A checkpoint's fingerprint is compared in its own scheme (an older file's is scheme 1).
+    const int scheme =
+        resumed ? resumed->fit.fingerprint_scheme : detail::current_fingerprint_scheme;
     start_history(plan, options, resumed,
                   detail::fingerprint_training_rows(fit_where, exec_, X, y, plan.n_train,
-                                                    options.replicated));
+                                                    options.replicated, scheme),
+                  scheme);
 
     // verbose 1: Keras's progress bar (first, as Keras's ProgbarLogger); 2: one line an epoch.
     std::optional<ProgressBar> bar;
@@ -766,7 +770,8 @@ class Sequential {
   /// The running fit's settings (fit_params()) and History: a resumed checkpoint's, checked to
   /// cut the same batches and to have epochs left, or new.
   void start_history(const FitPlan& plan, const FitOptions& options,
-                     const std::optional<CheckpointData>& resumed, std::uint64_t fingerprint) {
+                     const std::optional<CheckpointData>& resumed, std::uint64_t fingerprint,
+                     int fingerprint_scheme) {
     fit_params_ = FitParams{.epochs = options.epochs,
                             .initial_epoch = 0,
                             .steps = plan.batches.steps(),
@@ -778,7 +783,8 @@ class Sequential {
                             .validation_data = plan.has_validation_data,
                             .verbose = options.verbose,
                             .data_fingerprint = fingerprint,
-                            .reproducible_blocks = options.reproducible_blocks};
+                            .reproducible_blocks = options.reproducible_blocks,
+                            .fingerprint_scheme = fingerprint_scheme};
     history_ = History{};
     if (resumed) {
       // Each rank checks its own checkpoint; a mismatch on one rank fails every rank.

@@ -68,8 +68,8 @@ void agree_on_fit_settings(std::string_view where, const Exec& exec, const FitOp
 template <exec::ExecutionPolicy Exec, class T, class DY>
 std::uint64_t fingerprint_training_rows(std::string_view where, const Exec& exec,
                                         const MatrixRef<T>& X, const Eigen::MatrixBase<DY>& y,
-                                        index_t rows, bool replicated) {
-  const std::uint64_t mine = training_fingerprint(X, y, rows);
+                                        index_t rows, bool replicated, int scheme) {
+  const std::uint64_t mine = training_fingerprint(X, y, rows, scheme);
   if constexpr (!Exec::is_distributed) {
     return mine;
   } else {
