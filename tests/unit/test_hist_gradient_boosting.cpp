@@ -44,14 +44,23 @@ M load(const std::string& name) {
   return io::load_npy<M>(test::data_path("hgb/" + name + ".npy"));
 }
 
-/// Bin thresholds of X (all rows, one process) with max_bins non-missing bins.
-std::vector<std::vector<double>> thresholds_of(const Matrix<double>& X, int max_bins) {
-  ensemble::detail::BinMapper mapper;
+/// Every row index of X.
+std::vector<index_t> all_rows(const Matrix<double>& X) {
   std::vector<index_t> rows(static_cast<std::size_t>(X.rows()));
   for (index_t i = 0; i < X.rows(); ++i) rows[static_cast<std::size_t>(i)] = i;
+  return rows;
+}
+
+/// The bin mapper of X (all rows, one process) with max_bins non-missing bins.
+ensemble::detail::BinMapper mapper_of(const Matrix<double>& X, int max_bins) {
+  ensemble::detail::BinMapper mapper;
   const auto layout = ensemble::detail::RowLayout::make(exec::local{}, X.rows());
-  mapper.fit<double>(exec::local{}, X, rows, X.rows(), layout, max_bins, 0);
-  return mapper.thresholds;
+  mapper.fit<double>(exec::local{}, X, all_rows(X), X.rows(), layout, max_bins, 0);
+  return mapper;
+}
+
+std::vector<std::vector<double>> thresholds_of(const Matrix<double>& X, int max_bins) {
+  return mapper_of(X, max_bins).thresholds;
 }
 
 }  // namespace
@@ -91,17 +100,13 @@ TEST_CASE("HistGradientBoosting's missing-values bin is the first bin no feature
   const auto X = load<Matrix<double>>("nan_X");
   for (int max_bins : {255, 16, 2}) {
     CAPTURE(max_bins);
-    ensemble::detail::BinMapper mapper;
-    std::vector<index_t> rows(static_cast<std::size_t>(X.rows()));
-    for (index_t i = 0; i < X.rows(); ++i) rows[static_cast<std::size_t>(i)] = i;
-    const auto layout = ensemble::detail::RowLayout::make(exec::local{}, X.rows());
-    mapper.fit<double>(exec::local{}, X, rows, X.rows(), layout, max_bins, 0);
+    const auto mapper = mapper_of(X, max_bins);
     const int widest =
         *std::max_element(mapper.n_bins_non_missing.begin(), mapper.n_bins_non_missing.end());
     CHECK(widest <= max_bins);
     CHECK(mapper.missing_bin() == widest);
     CHECK(mapper.n_bins() == widest + 1);
-    const auto binned = mapper.transform<double>(X, rows);
+    const auto binned = mapper.transform<double>(X, all_rows(X));
     index_t nan_count = 0;
     for (index_t i = 0; i < X.rows(); ++i) {
       for (index_t f = 0; f < X.cols(); ++f) {
