@@ -51,9 +51,10 @@
  * the rows, or of a hashed subsample of about 200000 of them), the baseline and loss sums are
  * all-reduced, and each histogram is all-reduced (the root's and, per split, the smaller
  * child's; the other child's is the parent's minus it), so every rank grows the same trees with
- * one all-reduce of p x bins x 3 doubles per split (bins: the most non-missing bins of any
- * feature, + 1 for missing values; at most max_bins + 1). Histograms are built feature by
- * feature on OpenMP threads (core/detail/parallel.hpp), bins stored as uint8.
+ * one all-reduce of p x bins x 4 doubles per split (bins: the most non-missing bins of any
+ * feature, + 1 for missing values; at most max_bins + 1; 4: gradients, hessians, count and a
+ * padding slot that makes a bin one SIMD add, core/detail/histogram_layout.hpp). Histograms
+ * are built feature by feature on OpenMP threads (core/detail/parallel.hpp), bins stored as uint8.
  *
  * Compute space (third template argument, `space::host` by default): where the two passes over
  * a node's rows run, the gradient histogram and the split's partition of the rows
@@ -61,7 +62,7 @@
  * predictions stay on the host. `thrust_omp` and `thrust_tbb` run the host's code on their own
  * threads (the host's trees bit for bit); `thrust_cuda` keeps the binned rows (copied once per
  * fit) and the row order on the device, takes each tree's gradients there and brings back each
- * histogram (p x bins x 3 doubles) and, per tree, the row order; its histograms add
+ * histogram (p x bins x 4 doubles) and, per tree, the row order; its histograms add
  * a bin's gradients in chunks of rows, so the leaf values round apart from the host's (1e-15
  * relative per tree). `thrust_cpp` runs the device's kernels on one CPU thread.
  *

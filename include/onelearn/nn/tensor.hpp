@@ -16,43 +16,24 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
-#include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "onelearn/core/detail/aligned_allocator.hpp"
 #include "onelearn/core/errors.hpp"
 #include "onelearn/core/types.hpp"
 
 namespace onelearn::nn {
 
-/// An allocator aligned to 64 bytes (a cache line, and the widest SIMD register). Every buffer
-/// of the networks uses it, for speed and for reproducibility: Eigen's vectorised reductions
-/// (sums along a row) start at the first aligned element, so their rounding depends on the
-/// buffer's address modulo the vector width; with every buffer aligned alike, training gives
-/// the same bits whatever addresses malloc returns.
+/// Every buffer of the networks is aligned to 64 bytes, for speed and for reproducibility:
+/// Eigen's vectorised reductions (sums along a row) start at the first aligned element, so
+/// their rounding depends on the buffer's address modulo the vector width; with every buffer
+/// aligned alike, training gives the same bits whatever addresses malloc returns.
 template <class T>
-struct AlignedAllocator {
-  using value_type = T;
-  static constexpr std::align_val_t alignment{64};
-
-  AlignedAllocator() = default;
-  template <class U>
-  constexpr AlignedAllocator(const AlignedAllocator<U>& /*other*/) noexcept {}  // NOLINT
-
-  [[nodiscard]] T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), alignment));
-  }
-  void deallocate(T* p, std::size_t /*n*/) noexcept { ::operator delete(p, alignment); }
-
-  template <class U>
-  friend constexpr bool operator==(const AlignedAllocator&, const AlignedAllocator<U>&) noexcept {
-    return true;
-  }
-};
-
+using AlignedAllocator = onelearn::detail::AlignedAllocator<T>;
 template <class T>
-using AlignedVector = std::vector<T, AlignedAllocator<T>>;
+using AlignedVector = onelearn::detail::AlignedVector<T>;
 
 /// Dimensions of a tensor, at most max_rank of them, stored inline: copying a shape never
 /// allocates, so passing shapes around in every batch costs nothing.

@@ -8,7 +8,8 @@
 // row indices in place; the statistics every decision reads are global. The root's gradient
 // sums are all-reduced, and so is each histogram built: the root's, then per split only the
 // smaller child's (by global count), the larger one being the parent's minus it. So every rank
-// grows the same tree with one all-reduce of p * bins * 3 doubles per split.
+// grows the same tree with one all-reduce of p * bins * 4 doubles per split
+// (core/detail/histogram_layout.hpp).
 //
 // The passes over the rows (histograms, partitions) are NodeRows' (hist_node_rows.hpp): the
 // host's code, or a compute space's kernels. In a device space they run inside the policy's
@@ -180,7 +181,7 @@ class TreeGrower {
     ++n_finalized_;
   }
 
-  // Histograms are recycled: a fresh one (172 KB for 28 features) would be a fresh mapping of
+  // Histograms are recycled: a fresh one (229 KB for 28 features) would be a fresh mapping of
   // zeroed pages from the system, for every node of every tree.
   Histogram spare_histogram() {
     if (spare_.empty()) return {};

@@ -5,8 +5,8 @@
 //   start_tree(g, h, constant)   a new tree: the root holds every row, in order; g and h are the
 //                                tree's gradients and hessians (host memory, one per row; h
 //                                unread when the hessians are constant)
-//   histogram(begin, end, ...)   the gradient histogram of a node's rows (hist_split.hpp's
-//                                layout), on the host
+//   histogram(begin, end, ...)   the gradient histogram of a node's rows
+//                                (core/detail/histogram_layout.hpp), on the host
 //   partition(begin, end, ...)   a split's stable partition of its node's rows: left child first
 //   order()                      after the tree, the row order on the host (the leaves' rows)
 //
@@ -18,7 +18,7 @@
 // passes as the space's kernels (space/detail/thrust_histogram.hpp): thrust_cuda, and
 // thrust_cpp, which runs the device's forms on one CPU thread so that every test run checks
 // them. The binned rows go to the device once per fit, the gradients once per tree, the row
-// order comes back once per tree; the histograms (p x bins x 3 doubles) come back
+// order comes back once per tree; the histograms (p x bins x 4 doubles) come back
 // once per node built, which is what the distributed fit all-reduces anyway.
 //
 // `node_rows_for<Space>` names the one a space uses; make_node_rows builds it.
@@ -171,7 +171,7 @@ class SpaceNodeRows {
 
   void histogram(index_t begin, index_t end, bool constant_hessian, index_t stride,
                  Histogram& out) const {
-    out.resize(static_cast<std::size_t>(n_features_ * stride * 3));
+    out.resize(static_cast<std::size_t>(n_features_ * stride * histogram_slots));
     const space::vector_view<const std::uint32_t> node{rows_.view().data + begin, end - begin};
     gradient_histogram(space_, bins(), node, gradients_.view(),
                        constant_hessian ? space::vector_view<const float>{} : hessians_.view(),

@@ -2,8 +2,9 @@
 // Gradient histograms and the best split of a node, as scikit-learn 1.2.1's histogram.pyx and
 // splitting.pyx (no monotonic or interaction constraints):
 //   build_histogram     per feature and bin: {sum of gradients, sum of hessians, count} over
-//                       the node's rows (features in parallel); one flat buffer of doubles, so
-//                       that one all-reduce sums it over the ranks
+//                       the node's rows (features in parallel); one flat buffer of doubles
+//                       (core/detail/histogram_layout.hpp), so that one all-reduce sums it
+//                       over the ranks
 //   subtract_histogram  the sibling's histogram: parent minus the child that was built
 //   find_best_split     per feature, scan the bins left to right (missing values to the right)
 //                       and, when the feature has missing values, right to left (missing values
@@ -17,10 +18,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <type_traits>
 #include <vector>
 
+#include "onelearn/core/detail/histogram_layout.hpp"
 #include "onelearn/core/detail/no_fma.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
@@ -30,9 +33,11 @@
 ONELEARN_BEGIN_NO_FMA  // scikit-learn's roundings (core/detail/no_fma.hpp)
 namespace onelearn::ensemble::detail {
 
-/// Histogram layout: feature f, bin b at [(f * stride + b) * 3 + {0: gradients, 1: hessians,
-/// 2: count}], stride = BinMapper::n_bins() bins per feature.
-using Histogram = std::vector<double>;
+using onelearn::detail::count_slot;
+using onelearn::detail::gradient_slot;
+using onelearn::detail::hessian_slot;
+using onelearn::detail::Histogram;
+using onelearn::detail::histogram_slots;
 
 struct SplitInfo {
   double gain = -1;
@@ -69,12 +74,18 @@ struct SplitSettings {
 /// TBB arena is not OpenMP's thread count); every bin still adds
 /// its rows in row order, so the histogram is the same on any number of threads. `chunks` runs
 /// the feature blocks (host_chunks: OpenMP's threads; thrust_omp and thrust_tbb pass their own).
+/// One bin's statistics as one SIMD value (core/detail/histogram_layout.hpp): a row's update of
+/// a bin is one load, add and store. GCC's and Clang's vector extension: 32 bytes, two SSE2 registers
+/// where AVX is not enabled.
+using BinStatistics = double __attribute__((vector_size(histogram_slots * sizeof(double))));
+static_assert(sizeof(BinStatistics) == histogram_slots * sizeof(double));
+
 template <class Chunks = onelearn::detail::host_chunks>
 void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size_t count,
                      const float* gradients, const float* hessians, bool constant_hessian,
                      index_t stride, Histogram& out, const Chunks& chunks = {}) {
   const index_t p = X.n_features;
-  out.assign(static_cast<std::size_t>(p * stride * 3), 0.0);
+  out.assign(static_cast<std::size_t>(p * stride * histogram_slots), 0.0);
   // Small nodes (most of a tree's) stay on one thread: starting threads would cost more.
   constexpr std::size_t min_parallel_updates = std::size_t{1} << 14;
   const index_t width =
@@ -82,6 +93,12 @@ void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size
   const index_t block = std::max<index_t>(1, (p + width - 1) / width);
   constexpr std::size_t prefetch_distance = 32;  // rows ahead
   auto accumulate = [&](auto constant, index_t first, index_t last) {
+    // Locals, not the captures: the stores into the histogram are raw memory (memcpy) to the
+    // compiler, which would otherwise reload every captured pointer after each of them.
+    const std::uint8_t* const all_bins = X.rows.data();
+    const auto row_width = static_cast<std::size_t>(p);
+    double* const histogram = out.data();
+    const index_t bin_stride = stride;
     for (std::size_t i = 0; i < count; ++i) {
       const std::uint32_t r = rows[i];
       if (i + prefetch_distance < count) {
@@ -91,19 +108,23 @@ void build_histogram(const BinnedMatrix& X, const std::uint32_t* rows, std::size
         // bench/'s gbdt) straddles two cache lines one time in two, and prefetching the row's
         // start alone left the other line to a miss (bench/'s gbdt on 2 threads: 4.83-5.23 s
         // against 5.16-5.58 s before, seven interleaved pairs, 2026-11-29).
-        const std::uint8_t* later_bins = X.row(static_cast<index_t>(later));
+        const std::uint8_t* later_bins = all_bins + later * row_width;
         __builtin_prefetch(later_bins + first);
         __builtin_prefetch(later_bins + last - 1);
         __builtin_prefetch(gradients + later);
         if constexpr (!decltype(constant)::value) __builtin_prefetch(hessians + later);
       }
-      const std::uint8_t* bins = X.row(static_cast<index_t>(r));
-      const auto g = static_cast<double>(gradients[r]);
+      const std::uint8_t* bins = all_bins + r * row_width;
+      // {gradient, hessian (0 when constant: the split search reads the counts), 1, 0}
+      const BinStatistics row_statistics{
+          static_cast<double>(gradients[r]),
+          decltype(constant)::value ? 0.0 : static_cast<double>(hessians[r]), 1.0, 0.0};
       for (index_t f = first; f < last; ++f) {
-        double* bin = out.data() + (f * stride + bins[f]) * 3;
-        bin[0] += g;
-        if constexpr (!decltype(constant)::value) bin[1] += static_cast<double>(hessians[r]);
-        bin[2] += 1.0;
+        double* bin = histogram + (f * bin_stride + bins[f]) * histogram_slots;
+        BinStatistics sums;  // memcpy: no aliasing of double by the vector type
+        std::memcpy(&sums, bin, sizeof sums);
+        sums += row_statistics;
+        std::memcpy(bin, &sums, sizeof sums);
       }
     }
   };
@@ -122,6 +143,15 @@ inline void subtract_histogram(const Histogram& parent, const Histogram& child, 
 }
 
 namespace split_detail {
+
+// Bin b's sums in one feature's histogram (core/detail/histogram_layout.hpp).
+inline double gradients_in(const double* hist, int b) {
+  return hist[histogram_slots * b + gradient_slot];
+}
+inline double hessians_in(const double* hist, int b) {
+  return hist[histogram_slots * b + hessian_slot];
+}
+inline double count_in(const double* hist, int b) { return hist[histogram_slots * b + count_slot]; }
 
 inline double split_gain(double g_left, double h_left, double g_right, double h_right,
                          double loss_current_node, double l2) {
@@ -152,16 +182,18 @@ inline void best_bin(const double* hist, const SplitSettings& s, int n_bins_non_
                      SplitInfo& out) {
   const double loss_current_node = sum_g * value;
   const double l2 = s.l2_regularization;
-  auto hess = [&](int b) { return s.hessians_are_constant ? hist[3 * b + 2] : hist[3 * b + 1]; };
+  auto hess = [&](int b) {
+    return s.hessians_are_constant ? count_in(hist, b) : hessians_in(hist, b);
+  };
   {
     double g_left = 0, h_left = 0, n_left = 0;
     const int end = n_bins_non_missing - 1 + (has_missing ? 1 : 0);
     for (int b = 0; b < end; ++b) {
-      n_left += hist[3 * b + 2];
+      n_left += count_in(hist, b);
       const double n_right = n - n_left;
       h_left += hess(b);
       const double h_right = sum_h - h_left;
-      g_left += hist[3 * b];
+      g_left += gradients_in(hist, b);
       const double g_right = sum_g - g_left;
       if (n_left < s.min_samples_leaf) continue;
       if (n_right < s.min_samples_leaf) break;
@@ -176,11 +208,11 @@ inline void best_bin(const double* hist, const SplitSettings& s, int n_bins_non_
   if (!has_missing) return;
   double g_right = 0, h_right = 0, n_right = 0;
   for (int b = n_bins_non_missing - 2; b >= 0; --b) {
-    n_right += hist[3 * (b + 1) + 2];
+    n_right += count_in(hist, b + 1);
     const double n_left = n - n_right;
     h_right += hess(b + 1);
     const double h_left = sum_h - h_right;
-    g_right += hist[3 * (b + 1)];
+    g_right += gradients_in(hist, b + 1);
     const double g_left = sum_g - g_right;
     if (n_right < s.min_samples_leaf) continue;
     if (n_left < s.min_samples_leaf) break;
@@ -206,13 +238,15 @@ inline void best_category_split(const double* hist, const SplitSettings& s,
     int bin;
     double value;
   };
-  auto hess = [&](int b) { return s.hessians_are_constant ? hist[3 * b + 2] : hist[3 * b + 1]; };
+  auto hess = [&](int b) {
+    return s.hessians_are_constant ? count_in(hist, b) : hessians_in(hist, b);
+  };
   const double support_factor = n / sum_h;  // 1 with constant hessians
   std::vector<Category> used;
   auto consider = [&](int b) {
     const double h = hess(b);
     if (h * support_factor >= min_category_support) {
-      used.push_back({b, hist[3 * b] / (h + min_category_support)});
+      used.push_back({b, gradients_in(hist, b) / (h + min_category_support)});
     }
   };
   for (int b = 0; b < n_bins_non_missing; ++b) consider(b);
@@ -233,11 +267,11 @@ inline void best_category_split(const double* hist, const SplitSettings& s,
     for (int i = 0; i < middle; ++i) {
       const int at = direction == 1 ? i : n_used - 1 - i;
       const int b = used[static_cast<std::size_t>(at)].bin;
-      n_left += hist[3 * b + 2];
+      n_left += count_in(hist, b);
       const double n_right = n - n_left;
       h_left += hess(b);
       const double h_right = sum_h - h_left;
-      g_left += hist[3 * b];
+      g_left += gradients_in(hist, b);
       const double g_right = sum_g - g_left;
       if (n_left < s.min_samples_leaf || h_left < s.min_hessian_to_split) continue;
       if (n_right < s.min_samples_leaf || h_right < s.min_hessian_to_split) break;
@@ -281,7 +315,7 @@ SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, index_t
     const auto at = static_cast<std::size_t>(f);
     const bool categorical = s.is_categorical != nullptr && (*s.is_categorical)[at] != 0;
     (categorical ? split_detail::best_category_split : split_detail::best_bin)(
-        hist.data() + f * s.stride * 3, s, (*s.n_bins_non_missing)[at],
+        hist.data() + f * s.stride * histogram_slots, s, (*s.n_bins_non_missing)[at],
         (*s.has_missing_values)[at] != 0, n, sum_g, sum_h, value, out);
   });
   std::size_t best = 0;

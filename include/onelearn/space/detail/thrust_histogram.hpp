@@ -5,7 +5,7 @@
 // Private: include space/space.hpp.
 //   gradient_histogram  per feature and bin: {sum of gradients, sum of hessians, count} over
 //                       the rows rows[0, count), in double, in the histogram layout of
-//                       ensemble/detail/hist_split.hpp ([(f * stride + bin) * 3 + {0, 1, 2}])
+//                       core/detail/histogram_layout.hpp
 //   partition_rows      the stable partition of rows[0, count) by the bin of one feature: the
 //                       rows that go left first, each side in its former order (the host's)
 //
@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 
+#include "onelearn/core/detail/histogram_layout.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/space/data.hpp"
@@ -50,21 +51,23 @@ struct histogram_partial {
   const float* gradients;
   const float* hessians;  ///< null: constant hessians (the hessian sums stay 0)
   index_t stride;
-  double* partials;  ///< chunk c's partial at c * p * stride * 3
+  double* partials;  ///< chunk c's partial at c * p * stride * histogram_slots
 
   ONELEARN_SPACE_HD void operator()(index_t item) const {
+    namespace layout = onelearn::detail;
+    constexpr index_t slots = layout::histogram_slots;
     const index_t chunk = item / p;
     const index_t f = item - chunk * p;
-    double* out = partials + (chunk * p + f) * stride * 3;
-    for (index_t j = 0; j < stride * 3; ++j) out[j] = 0.0;
+    double* out = partials + (chunk * p + f) * stride * slots;
+    for (index_t j = 0; j < stride * slots; ++j) out[j] = 0.0;
     const index_t begin = chunk * grain;
     const index_t end = begin + grain < count ? begin + grain : count;
     for (index_t i = begin; i < end; ++i) {
       const std::uint32_t r = rows[i];
-      double* bin = out + static_cast<index_t>(bins[static_cast<index_t>(r) * p + f]) * 3;
-      bin[0] += static_cast<double>(gradients[r]);
-      if (hessians != nullptr) bin[1] += static_cast<double>(hessians[r]);
-      bin[2] += 1.0;
+      double* bin = out + static_cast<index_t>(bins[static_cast<index_t>(r) * p + f]) * slots;
+      bin[layout::gradient_slot] += static_cast<double>(gradients[r]);
+      if (hessians != nullptr) bin[layout::hessian_slot] += static_cast<double>(hessians[r]);
+      bin[layout::count_slot] += 1.0;
     }
   }
 };
@@ -96,8 +99,8 @@ void fill_row_order(const thrust_space<System>& s, vector_view<std::uint32_t> ro
 }
 
 /// The gradient histogram of the rows `rows` (row numbers into `bins`, n x p, row-major) into
-/// `out` on the host (p * stride * 3 doubles). `hessians` empty: constant hessians, whose sums
-/// stay 0 (the split search reads the counts instead).
+/// `out` on the host (p * stride * histogram_slots doubles). `hessians` empty: constant
+/// hessians, whose sums stay 0 (the split search reads the counts instead).
 template <class System>
 void gradient_histogram(const thrust_space<System>& s, matrix_view<const std::uint8_t> bins,
                         vector_view<const std::uint32_t> rows, vector_view<const float> gradients,
@@ -106,10 +109,10 @@ void gradient_histogram(const thrust_space<System>& s, matrix_view<const std::ui
   S::prepare();
   std::fill(out.begin(), out.end(), 0.0);
   const index_t p = bins.cols;
-  const index_t width = p * stride * 3;
+  const index_t width = p * stride * onelearn::detail::histogram_slots;
   if (rows.size == 0 || width == 0) return;
   // CPU (thrust_cpp): as the host's reductions, at most max_partials chunks. Device: chunks of
-  // at least 1024 rows, the partials under 256 MiB (172 KB each for 28 features and 256 bins).
+  // at least 1024 rows, the partials under 256 MiB (229 KB each for 28 features and 256 bins).
   const index_t max_chunks =
       S::is_device ? std::max<index_t>((index_t{256} << 20) / (8 * width), 1)
                    : onelearn::detail::max_partials;
