@@ -265,7 +265,8 @@ class TreeGrower {
       const std::size_t large = left_smaller ? r : l;
       build(small);
       nodes_[large].hist = spare_histogram();
-      subtract_histogram(nodes_[at].hist, nodes_[small].hist, nodes_[large].hist);
+      subtract_histogram(nodes_[at].hist, nodes_[small].hist, nodes_[large].hist,
+                         rows_.chunks());
       if (split_left) find_split_and_push(l);
       if (split_right) find_split_and_push(r);
       for (std::size_t child : {l, r}) {

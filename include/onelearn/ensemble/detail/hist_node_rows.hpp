@@ -30,6 +30,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "onelearn/core/detail/histogram_layout.hpp"
 #include "onelearn/core/detail/parallel.hpp"
 #include "onelearn/core/types.hpp"
 #include "onelearn/ensemble/detail/binning.hpp"
@@ -115,7 +116,11 @@ class HostNodeRows {
         right += 1 - goes_left;
       }
     });
-    std::copy(buffer_.begin(), buffer_.begin() + count, r);
+    // Back into the row order, on the threads too (a tree's partitions move every row about
+    // as many times as the tree is deep).
+    chunks_(count, grain, [&](index_t, index_t first, index_t last) {
+      std::copy(buffer_.begin() + first, buffer_.begin() + last, r + first);
+    });
     return begin + total_left;
   }
 
