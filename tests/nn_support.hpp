@@ -1,6 +1,7 @@
 #pragma once
-// What the nn test files (unit/test_nn*.cpp) share: the central-difference gradient checks'
-// step, tolerance and error measure, and the digits scaled as the networks take them. One
+// What the nn test files (unit/test_nn*.cpp, and mpi/ where named) share: the central-difference
+// gradient checks' step, tolerance and error measure, the digits scaled as the networks take
+// them, and the rows of the checkpoint fixture of the first fingerprint scheme. One
 // definition here, so that the files also compile as one translation unit (tests/CMakeLists.txt
 // builds related test files together).
 
@@ -45,6 +46,25 @@ inline const ScaledDigits& scaled_digits() {
     return ScaledDigits{split.X_train / 16.0f, split.X_test / 16.0f, split.y_train, split.y_test};
   }();
   return d;
+}
+
+/// The 40 rows (3 features, 3 classes) tests/data/checkpoints/fingerprint_v1.olc was trained on:
+/// 2 epochs of Input(3) -> Dense(8, relu) -> Dense(3), Adam, batch 8, seed 3, written by onelearn
+/// before 2026-11-29, when the training rows' fingerprint had only its first scheme (used by
+/// unit/test_nn_training.cpp and mpi/test_agreement_nn.cpp).
+struct FingerprintV1Rows {
+  Matrix<float> X;
+  Labels y;
+};
+inline FingerprintV1Rows fingerprint_v1_rows() {
+  FingerprintV1Rows out{Matrix<float>(40, 3), Labels(40)};
+  for (index_t i = 0; i < 40; ++i) {
+    for (index_t j = 0; j < 3; ++j) {
+      out.X(i, j) = static_cast<float>((i * 7 + j * 3) % 11) / 11.0F - 0.5F;
+    }
+    out.y(i) = (i * 5) % 3;
+  }
+  return out;
 }
 
 }  // namespace onelearn::test

@@ -1,7 +1,8 @@
 // Every rank agrees, or every rank gets the same error: nn::Sequential's part of the table.
 // One rank with other FitOptions, another optimizer setting, a ModelCheckpoint that cannot write
-// (it writes on rank 0 only), a resume_from file missing on one rank, a callback that throws
-// on one rank: every rank raises the same typed error within seconds. A callback that stops
+// (it writes on rank 0 only), a resume_from file missing on one rank, resume_from checkpoints
+// of two fingerprint schemes, a callback that throws on one rank: every rank raises the same
+// typed error within seconds. A callback that stops
 // training on one rank stops every rank at the same epoch.
 
 #include <doctest/doctest.h>
@@ -18,6 +19,7 @@
 
 #include "onelearn/nn/sequential.hpp"
 #include "agreement_support.hpp"
+#include "nn_support.hpp"
 
 using namespace onelearn;
 using onelearn::test::agreement::same_on_every_rank;
@@ -179,6 +181,34 @@ TEST_CASE("Sequential.fit: work done on one rank reports to every rank") {
     resume.resume_from = mine;
     const Outcome outcome = run([&] { resumed.fit(rows.X, rows.y, resume); });
     check_same_error(comm, outcome, "io_error", "on rank 1: ");
+  }
+  SUBCASE("resume_from checkpoints of two fingerprint schemes") {
+    // tests/data/checkpoints/fingerprint_v1.olc: this network, written by a version of
+    // onelearn that fingerprinted the training rows in scheme 1 (tests/unit/
+    // test_nn_training.cpp); rank 1 resumes from it, the others from one written now (2).
+    const test::FingerprintV1Rows rows_v1 = test::fingerprint_v1_rows();
+    const auto network = [&] {
+      nn::Sequential<float, exec::mpi> model{comm, nn::Input({3}), nn::Dense(8, "relu"),
+                                             nn::Dense(3)};
+      model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});
+      return model;
+    };
+    const std::filesystem::path mine = dir / ("rank" + std::to_string(comm.rank()) + ".ckpt");
+    std::filesystem::create_directories(dir);
+    auto written = network();
+    written.fit(rows_v1.X, rows_v1.y, {.epochs = 2, .batch_size = 8, .seed = 3});
+    written.save_checkpoint(mine);
+    auto resumed = network();
+    const nn::FitOptions resume{
+        .epochs = 4, .batch_size = 8, .seed = 3,
+        .resume_from = comm.rank() == 1 ? test::data_path("checkpoints/fingerprint_v1.olc")
+                                        : mine.string()};
+    const Outcome outcome = run([&] { resumed.fit(rows_v1.X, rows_v1.y, resume); });
+    // "2 on rank 0, 1 on rank 1" on 2 ranks, "2 on ranks 0 and 2, 1 on rank 1" on 3.
+    check_same_error(comm, outcome, "invalid_argument",
+                     "Sequential.fit: ranks disagree on fingerprint scheme of the resume_from "
+                     "checkpoint: 2 on rank");
+    CHECK(outcome.message.find("1 on rank 1") != std::string::npos);
   }
   comm.barrier();
   if (comm.rank() == 0) std::filesystem::remove_all(dir);

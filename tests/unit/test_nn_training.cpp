@@ -315,14 +315,9 @@ TEST_CASE("nn checkpoint: a checkpoint of the first fingerprint scheme resumes, 
   // tests/data/checkpoints/fingerprint_v1.olc was written by onelearn before 2026-11-29 (one
   // chain of mixes column by column): 2 epochs of this network on these rows, batch 8, seed 3.
   // Its fingerprint is checked in its own scheme; new checkpoints record scheme 2.
-  Matrix<float> X(40, 3);
-  Labels y(40);
-  for (index_t i = 0; i < 40; ++i) {
-    for (index_t j = 0; j < 3; ++j) {
-      X(i, j) = static_cast<float>((i * 7 + j * 3) % 11) / 11.0F - 0.5F;
-    }
-    y(i) = (i * 5) % 3;
-  }
+  const test::FingerprintV1Rows rows = test::fingerprint_v1_rows();
+  const Matrix<float>& X = rows.X;
+  const Labels& y = rows.y;
   const auto network = [] {
     nn::Sequential<float> model{nn::Input({3}), nn::Dense(8, "relu"), nn::Dense(3)};
     model.compile(nn::Adam{}, nn::SparseCategoricalCrossentropy{.from_logits = true});

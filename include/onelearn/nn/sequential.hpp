@@ -345,6 +345,19 @@ class Sequential {
     if (!options.resume_from.empty()) {
       exec_.propagate_errors([&] { resumed = load_checkpoint(options.resume_from); });
     }
+    if constexpr (Exec::is_distributed) {
+      // Every rank fingerprints its rows in its checkpoint's scheme, and the fingerprints are
+      // combined or compared across ranks: checkpoints of two schemes (files written by two
+      // versions of onelearn) are named as such, not as ranks holding different rows. Every
+      // rank has `resumed` or none does: agree_on_fit_settings compared whether resume_from is
+      // given, and a failed load threw on every rank.
+      if (resumed) {
+        onelearn::detail::NamedValues checkpoint;
+        checkpoint.add("fingerprint scheme of the resume_from checkpoint",
+                       resumed->fit.fingerprint_scheme);
+        exec_.check_same_values(fit_where, checkpoint.values());
+      }
+    }
     FitPlan plan = plan_fit(X, y, options);
     prepare_data_parallel(options);
     prepare_blocks(options);
