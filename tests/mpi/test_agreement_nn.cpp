@@ -2,8 +2,8 @@
 // One rank with other FitOptions, another optimizer setting, a ModelCheckpoint that cannot write
 // (it writes on rank 0 only), a resume_from file missing on one rank, resume_from checkpoints
 // of two fingerprint schemes, a callback that throws on one rank: every rank raises the same
-// typed error within seconds. A callback that stops
-// training on one rank stops every rank at the same epoch.
+// typed error within seconds. A callback that stops training on one rank stops every rank at
+// the same epoch.
 
 #include <doctest/doctest.h>
 
