@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,59 @@ TEST_CASE("HistGradientBoosting bins exactly as scikit-learn's _BinMapper") {
   HistGradientBoostingRegressor<double> model({.max_iter = 1, .early_stopping = "false"});
   model.fit(diabetes.X_train, diabetes.y_train);
   CHECK(model.bin_thresholds() == thresholds_of(diabetes.X_train, 255));
+}
+
+TEST_CASE("HistGradientBoosting's thresholds equal those of a full sort, ties and zeros included") {
+  // find_binning_thresholds orders only what it reads (the distinct values, or the elements at
+  // the percentiles' positions). Here the reference sorts everything and applies numpy's
+  // formulas directly: midpoints of distinct values, or percentile(method="midpoint") at
+  // linspace(0, 100, max_bins + 1)[1:-1].
+  auto reference_thresholds = [](std::vector<double> values, int max_bins) {
+    std::sort(values.begin(), values.end());
+    std::vector<double> distinct = values;
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    std::vector<double> out;
+    if (distinct.size() <= static_cast<std::size_t>(max_bins)) {
+      for (std::size_t i = 0; i + 1 < distinct.size(); ++i) {
+        out.push_back((distinct[i] + distinct[i + 1]) * 0.5);
+      }
+      return out;
+    }
+    const auto n = static_cast<double>(values.size());
+    for (int i = 1; i < max_bins; ++i) {
+      const double position = (n - 1) * (static_cast<double>(i) * (100.0 / max_bins) / 100.0);
+      const double virtual_index = 0.5 * (std::floor(position) + std::ceil(position));
+      const auto below = static_cast<std::size_t>(std::floor(virtual_index));
+      const std::size_t above = std::min(below + 1, values.size() - 1);
+      const double gamma = std::fmod(virtual_index, 1.0) == 0 ? 0.0 : 0.5;
+      const double a = values[below], b = values[virtual_index >= n - 1 ? below : above];
+      out.push_back(gamma >= 0.5 ? b - (b - a) * (1 - gamma) : a + (b - a) * gamma);
+    }
+    return out;
+  };
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  for (const std::size_t n : {1U, 2U, 3U, 40U, 257U, 5000U, 20011U}) {
+    for (const int distinct_values : {1, 2, 200, 255, 256, 1000, 0}) {  // 0: continuous
+      std::vector<double> values(n);
+      for (double& v : values) {
+        v = distinct_values == 0
+                ? normal(rng)
+                : static_cast<double>(static_cast<int>(rng() % static_cast<unsigned>(distinct_values)) -
+                                      distinct_values / 2);
+        if (v == 0 && rng() % 2 == 0) v = -0.0;  // -0.0 and 0.0 are one value
+      }
+      for (const int max_bins : {2, 16, 255}) {
+        CAPTURE(n);
+        CAPTURE(distinct_values);
+        CAPTURE(max_bins);
+        const auto found = ensemble::detail::find_binning_thresholds(values, max_bins);
+        const auto want = reference_thresholds(values, max_bins);
+        REQUIRE(found.size() == want.size());
+        for (std::size_t j = 0; j < want.size(); ++j) CHECK(found[j] == want[j]);  // to the bit
+      }
+    }
+  }
 }
 
 TEST_CASE("HistGradientBoosting's missing-values bin is the first bin no feature uses") {

@@ -83,17 +83,17 @@ struct HistLoss {
     const bool weighted = !weights.empty();
     // Row by row, independent: blocks of rows on threads.
     chunks(static_cast<index_t>(n), 16384, [&](index_t, index_t begin, index_t end) {
+      if (kind == LossKind::binomial) {
+        binomial_gradients(y.data(), raw.data(), weighted ? weights.data() : nullptr,
+                           gradient.data(), hessian.data(), static_cast<std::size_t>(begin),
+                           static_cast<std::size_t>(end));
+        return;
+      }
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
         const double w = weighted ? weights[i] : 1.0;
         if (kind == LossKind::squared_error) {
           gradient[i] = static_cast<float>(w * (raw[i] - y[i]));
           if (weighted) hessian[i] = static_cast<float>(w);
-        } else if (kind == LossKind::binomial) {
-          double g = 0;
-          double h = 0;
-          binomial_gradient(y[i], raw[i], g, h);
-          gradient[i] = static_cast<float>(w * g);
-          hessian[i] = static_cast<float>(w * h);
         } else {
           const auto k = static_cast<std::size_t>(n_trees);
           const auto [top, total] = softmax_terms(raw, n, i);
@@ -151,15 +151,33 @@ struct HistLoss {
     return x;
   }
 
-  static void binomial_gradient(double y, double raw, double& g, double& h) {
-    if (raw > -37) {
-      const double e = std::exp(-raw);
-      g = ((1 - y) - y * e) / (1 + e);
-      h = e / ((1 + e) * (1 + e));
-    } else {
-      const double e = std::exp(raw);
-      g = e - y;
-      h = e;
+  /// The binomial loss's gradients and hessians of rows [begin, end) (weights: null for none),
+  /// scikit-learn's cgrad_hess_half_binomial: with e = exp(-raw) (exp(raw) below -37),
+  /// g = ((1 - y) - y e) / (1 + e) and h = e / (1 + e)^2, or g = e - y and h = e. The
+  /// exponentials are glibc's, one call each; the rest runs over a block at a time in SIMD
+  /// lanes, both forms computed and one kept, so that its two divisions per row go 8 to an
+  /// instruction instead of one (the same operations on the same values: the same results).
+  static void binomial_gradients(const double* y, const double* raw, const double* weights,
+                                 float* gradient, float* hessian, std::size_t begin,
+                                 std::size_t end) {
+    constexpr std::size_t block = 256;
+    std::array<double, block> e{};
+    for (std::size_t first = begin; first < end; first += block) {
+      const std::size_t n = std::min(block, end - first);
+      const double* r = raw + first;
+      for (std::size_t i = 0; i < n; ++i) e[i] = std::exp(r[i] > -37 ? -r[i] : r[i]);
+      const double* t = y + first;
+      float* g = gradient + first;
+      float* h = hessian + first;
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool usual = r[i] > -37;
+        const double w = weights == nullptr ? 1.0 : weights[first + i];
+        const double one_plus = 1 + e[i];
+        const double g_usual = ((1 - t[i]) - t[i] * e[i]) / one_plus;
+        const double h_usual = e[i] / (one_plus * one_plus);
+        g[i] = static_cast<float>(w * (usual ? g_usual : e[i] - t[i]));
+        h[i] = static_cast<float>(w * (usual ? h_usual : e[i]));
+      }
     }
   }
 };

@@ -69,57 +69,56 @@ class HostNodeRows {
   }
 
   /// Stable in-place partition of rows [begin, end) by split s: left child first; returns the
-  /// first row of the right child. A large node's rows are cut into blocks on threads: each
-  /// block first counts its left rows, then writes its rows after those of the blocks before
-  /// it, so the order is the serial one.
+  /// first row of the right child. The rows are cut into blocks on threads, in two passes:
+  /// each block sends its rows to two scratch lists, left and right (every row is written to
+  /// both lists, and only the list it belongs to moves on: no branch, where half the rows go
+  /// either way and a mispredicted branch per row would cost more than the stores); then each
+  /// block copies its lists back after those of the blocks before it, so the order is the
+  /// serial one.
   index_t partition(index_t begin, index_t end, const SplitInfo& s, int missing) {
     const std::uint8_t* column = X_->column(s.feature);
     std::uint32_t* r = rows_.data() + begin;
     const index_t count = end - begin;
-    goes_left_.resize(static_cast<std::size_t>(count));
-    buffer_.resize(static_cast<std::size_t>(count));
+    scratch_left_.resize(static_cast<std::size_t>(count));
+    scratch_right_.resize(static_cast<std::size_t>(count));
     constexpr index_t grain = index_t{1} << 13;
     left_counts_.assign(static_cast<std::size_t>(onelearn::detail::chunk_count(count, grain)), 0);
-    // Branch-free: half the rows go either way, and a mispredicted branch per row would cost
-    // more than the comparisons.
-    auto count_left = [&](auto goes_left, index_t block, index_t first, index_t last) {
-      index_t n_left = 0;
+    auto split_block = [&](auto goes_left, index_t block, index_t first, index_t last) {
+      std::uint32_t* left = scratch_left_.data() + first;
+      std::uint32_t* right = scratch_right_.data() + first;
+      index_t n_left = 0, n_right = 0;
       for (index_t i = first; i < last; ++i) {
-        const index_t left = goes_left(column[r[i]]) ? 1 : 0;
-        goes_left_[static_cast<std::size_t>(i)] = static_cast<char>(left);
-        n_left += left;
+        const std::uint32_t row = r[i];
+        const index_t to_left = goes_left(column[row]) ? 1 : 0;
+        left[n_left] = row;
+        right[n_right] = row;
+        n_left += to_left;
+        n_right += 1 - to_left;
       }
       left_counts_[static_cast<std::size_t>(block)] = n_left;
     };
     chunks_(count, grain, [&](index_t block, index_t first, index_t last) {
       if (s.is_categorical) {
         // The bitset holds the missing-values bin when missing values go left.
-        count_left([&](int b) { return s.left_bins.has(static_cast<unsigned>(b)); }, block, first,
-                   last);
+        split_block([&](int b) { return s.left_bins.has(static_cast<unsigned>(b)); }, block,
+                    first, last);
       } else {
         const int missing_left = s.missing_go_to_left ? 1 : 0;
         const int bin = s.bin;
-        count_left([=](int b) { return (int{b <= bin} | (missing_left & int{b == missing})) != 0; },
-                   block, first, last);
+        split_block([=](int b) { return (int{b <= bin} | (missing_left & int{b == missing})) != 0; },
+                    block, first, last);
       }
     });
     index_t total_left = 0;
     for (index_t n_left : left_counts_) total_left += n_left;
     chunks_(count, grain, [&](index_t block, index_t first, index_t last) {
-      index_t left = 0;
-      for (index_t b = 0; b < block; ++b) left += left_counts_[static_cast<std::size_t>(b)];
-      index_t right = total_left + (first - left);
-      for (index_t i = first; i < last; ++i) {
-        const index_t goes_left = goes_left_[static_cast<std::size_t>(i)];
-        buffer_[static_cast<std::size_t>(right + goes_left * (left - right))] = r[i];
-        left += goes_left;
-        right += 1 - goes_left;
-      }
-    });
-    // Back into the row order, on the threads too (a tree's partitions move every row about
-    // as many times as the tree is deep).
-    chunks_(count, grain, [&](index_t, index_t first, index_t last) {
-      std::copy(buffer_.begin() + first, buffer_.begin() + last, r + first);
+      index_t left_before = 0;
+      for (index_t b = 0; b < block; ++b) left_before += left_counts_[static_cast<std::size_t>(b)];
+      const index_t n_left = left_counts_[static_cast<std::size_t>(block)];
+      const index_t right_before = first - left_before;
+      std::copy_n(scratch_left_.data() + first, n_left, r + left_before);
+      std::copy_n(scratch_right_.data() + first, (last - first) - n_left,
+                  r + total_left + right_before);
     });
     return begin + total_left;
   }
@@ -131,8 +130,10 @@ class HostNodeRows {
   Chunks chunks_;
   const float* gradients_ = nullptr;
   const float* hessians_ = nullptr;
-  std::vector<std::uint32_t> rows_, buffer_;
-  std::vector<char> goes_left_;       ///< partition: per row of the node, 1 if it goes left
+  std::vector<std::uint32_t> rows_;
+  /// partition: per block of rows, at the block's offset, the block's rows that go left, and
+  /// those that go right
+  std::vector<std::uint32_t> scratch_left_, scratch_right_;
   std::vector<index_t> left_counts_;  ///< partition: per block, its rows that go left
 };
 
