@@ -99,7 +99,8 @@ TEST_CASE("HistGradientBoosting's thresholds equal those of a full sort, ties an
   // find_binning_thresholds orders only what it reads (the distinct values, or the elements at
   // the percentiles' positions). Here the reference sorts everything and applies numpy's
   // formulas directly: midpoints of distinct values, or percentile(method="midpoint") at
-  // linspace(0, 100, max_bins + 1)[1:-1].
+  // linspace(0, 100, max_bins + 1)[1:-1]. From 32768 values on, the order statistics come
+  // from buckets (binning_detail::order_statistics), below from a sort.
   auto reference_thresholds = [](std::vector<double> values, int max_bins) {
     std::sort(values.begin(), values.end());
     std::vector<double> distinct = values;
@@ -125,7 +126,7 @@ TEST_CASE("HistGradientBoosting's thresholds equal those of a full sort, ties an
   };
   std::mt19937_64 rng(7);
   std::normal_distribution<double> normal;
-  for (const std::size_t n : {1U, 2U, 3U, 40U, 257U, 5000U, 20011U}) {
+  for (const std::size_t n : {1U, 2U, 3U, 40U, 257U, 5000U, 40000U, 70001U}) {
     for (const int distinct_values : {1, 2, 200, 255, 256, 1000, 0}) {  // 0: continuous
       std::vector<double> values(n);
       for (double& v : values) {

@@ -196,29 +196,48 @@ struct Booster {
 
   /// Raw predictions, n x n_trees: the baseline plus every tree's leaf value, added in tree
   /// order. Walking a tree is a chain of dependent loads (a node, then the row's value of its
-  /// feature), so `lanes` rows walk each tree together and their loads overlap.
+  /// feature), so `lanes` rows walk each tree together and their loads overlap; a tree without
+  /// categorical splits walks its WalkTable (hist_tree.hpp), the others their nodes.
   template <class T>
   [[nodiscard]] Matrix<double> raw_predict(const MatrixRef<T>& X) const {
     const auto k = static_cast<index_t>(baseline.size());
     Matrix<double> out(X.rows(), k);
-    constexpr index_t lanes = 8;
+    std::vector<std::vector<WalkTable>> tables(trees.size());
+    for (std::size_t i = 0; i < trees.size(); ++i) {
+      for (const HistTree& tree : trees[i]) tables[i].push_back(WalkTable::of(tree));
+    }
+    constexpr index_t lanes = 32;
     onelearn::detail::for_each_chunk(X.rows(), 256, [&](index_t, index_t begin, index_t end) {
       for (index_t first = begin; first < end; first += lanes) {
         const auto n = static_cast<std::size_t>(std::min(lanes, end - first));
         for (index_t c = 0; c < k; ++c) {
           std::array<double, lanes> sum{};
           sum.fill(baseline[static_cast<std::size_t>(c)]);
-          for (const auto& iteration : trees) {
-            const HistTree& tree = iteration[static_cast<std::size_t>(c)];
+          for (std::size_t i = 0; i < trees.size(); ++i) {
+            const HistTree& tree = trees[i][static_cast<std::size_t>(c)];
+            const WalkTable& table = tables[i][static_cast<std::size_t>(c)];
             std::array<std::int32_t, lanes> at{};
-            for (bool walking = true; walking;) {
-              walking = false;
-              for (std::size_t l = 0; l < n; ++l) {
-                const HistNode& node = tree.nodes[static_cast<std::size_t>(at[l])];
-                if (node.is_leaf) continue;
-                const auto row = first + static_cast<index_t>(l);
-                at[l] = tree.child(node, static_cast<double>(X(row, node.feature)));
-                walking = true;
+            if (!table.steps.empty()) {
+              for (bool moved = true; moved;) {
+                moved = false;
+                for (std::size_t l = 0; l < n; ++l) {
+                  const WalkTable::Step& step = table.steps[static_cast<std::size_t>(at[l])];
+                  const std::int32_t next = WalkTable::next(
+                      step, static_cast<double>(X(first + static_cast<index_t>(l), step.feature)));
+                  moved |= next != at[l];
+                  at[l] = next;
+                }
+              }
+            } else {
+              for (bool walking = true; walking;) {
+                walking = false;
+                for (std::size_t l = 0; l < n; ++l) {
+                  const HistNode& node = tree.nodes[static_cast<std::size_t>(at[l])];
+                  if (node.is_leaf) continue;
+                  const auto row = first + static_cast<index_t>(l);
+                  at[l] = tree.child(node, static_cast<double>(X(row, node.feature)));
+                  walking = true;
+                }
               }
             }
             for (std::size_t l = 0; l < n; ++l) {

@@ -6,6 +6,7 @@
 // sends a category left when it is in the split's bitset (of raw categories, or of bins);
 // a raw value that is not one of the feature's known categories goes where missing values go.
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -120,6 +121,48 @@ struct HistTree {
     index_t n = 0;
     for (const HistNode& node : nodes) n += node.is_leaf ? 1 : 0;
     return n;
+  }
+};
+
+/// A tree without categorical splits laid out for walking rows in lockstep (Booster::
+/// raw_predict): 24 bytes a node, the children by index, a leaf its own two children. A step
+/// of a walk is then three loads and no branch: the child is picked by index, and a row at a
+/// leaf stays there. (HistNode's walk branches on the leaf flag and on the side taken, half of
+/// them mispredicted.)
+struct WalkTable {
+  struct Step {
+    double threshold = 0;           ///< go left when x <= threshold (never for NaN)
+    std::int32_t feature = 0;       ///< a leaf reads feature 0, and goes nowhere
+    std::int32_t missing_left = 0;  ///< 1: NaN goes left
+    std::array<std::int32_t, 2> child{};  ///< {left, right}
+  };
+  std::vector<Step> steps;
+
+  /// The table of `tree`, or empty when the tree has a categorical split.
+  static WalkTable of(const HistTree& tree) {
+    WalkTable out;
+    if (!tree.category_splits.empty()) return out;
+    out.steps.resize(tree.nodes.size());
+    for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+      const HistNode& node = tree.nodes[i];
+      Step& step = out.steps[i];
+      const auto self = static_cast<std::int32_t>(i);
+      if (node.is_leaf) {
+        step.child = {self, self};
+        continue;
+      }
+      step.threshold = node.threshold;
+      step.feature = node.feature;
+      step.missing_left = node.missing_go_to_left ? 1 : 0;
+      step.child = {node.left, node.right};
+    }
+    return out;
+  }
+
+  /// The node that raw value x (NaN: missing) of step's feature leads to.
+  [[nodiscard]] static std::int32_t next(const Step& step, double x) {
+    const int left = int{x <= step.threshold} | (int{std::isnan(x)} & step.missing_left);
+    return step.child[static_cast<std::size_t>(1 - left)];
   }
 };
 
