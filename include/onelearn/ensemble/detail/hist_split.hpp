@@ -16,9 +16,11 @@
 // (squared error, no weights) the hessian sums are the counts.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -188,6 +190,55 @@ inline void record(SplitInfo& s, double gain, int bin, bool missing_left, double
   s.value_right = node_value(s.sum_gradient_right, s.sum_hessian_right, l2);
 }
 
+/// The candidate splits of one scan over a feature's bins, in scan order: each child's count,
+/// hessian sum and gradient sum, as the scan computes them (running sums on the side it adds
+/// bins to, node minus those on the other), then every candidate's gain (lowest() where a
+/// child is too small) at once, in SIMD lanes: the same expression on the same values as
+/// scikit-learn's scan, hence the same gains. Its scan stops at the first child too small on
+/// the far side; scoring the rest changes nothing, as that child's count and hessian sum only
+/// shrink along a scan (hessians are not negative).
+struct ScanCandidates {
+  static constexpr std::size_t capacity = 256;
+  std::array<double, capacity> n_left, h_left, g_left, n_right, h_right, g_right, gain;
+  std::size_t size = 0;
+
+  void add(double nl, double hl, double gl, double nr, double hr, double gr) {
+    n_left[size] = nl;
+    h_left[size] = hl;
+    g_left[size] = gl;
+    n_right[size] = nr;
+    h_right[size] = hr;
+    g_right[size] = gr;
+    ++size;
+  }
+
+  void score(const SplitSettings& s, double loss_current_node) {
+    const double l2 = s.l2_regularization;
+    const double min_leaf = s.min_samples_leaf;
+    const double min_hessian = s.min_hessian_to_split;
+    for (std::size_t i = 0; i < size; ++i) {
+      const bool valid = n_left[i] >= min_leaf && n_right[i] >= min_leaf &&
+                         h_left[i] >= min_hessian && h_right[i] >= min_hessian;
+      const double candidate =
+          split_gain(g_left[i], h_left[i], g_right[i], h_right[i], loss_current_node, l2);
+      gain[i] = valid ? candidate : std::numeric_limits<double>::lowest();
+    }
+  }
+
+  /// The first candidate of largest gain above both `to_beat` and 0, or -1.
+  [[nodiscard]] int best(double to_beat) const {
+    int at = -1;
+    double top = std::max(to_beat, 0.0);
+    for (std::size_t i = 0; i < size; ++i) {
+      if (gain[i] > top) {
+        top = gain[i];
+        at = static_cast<int>(i);
+      }
+    }
+    return at;
+  }
+};
+
 /// scikit-learn's _find_best_bin_to_split_left_to_right and _right_to_left for feature f.
 inline void best_bin(const double* hist, const SplitSettings& s, int n_bins_non_missing,
                      bool has_missing, double n, double sum_g, double sum_h, double value,
@@ -197,43 +248,40 @@ inline void best_bin(const double* hist, const SplitSettings& s, int n_bins_non_
   auto hess = [&](int b) {
     return s.hessians_are_constant ? count_in(hist, b) : hessians_in(hist, b);
   };
+  ScanCandidates scan;
   {
+    // Left to right, missing values to the right: the split after bin b, b in [0, end).
     double g_left = 0, h_left = 0, n_left = 0;
     const int end = n_bins_non_missing - 1 + (has_missing ? 1 : 0);
     for (int b = 0; b < end; ++b) {
       n_left += count_in(hist, b);
-      const double n_right = n - n_left;
       h_left += hess(b);
-      const double h_right = sum_h - h_left;
       g_left += gradients_in(hist, b);
-      const double g_right = sum_g - g_left;
-      if (n_left < s.min_samples_leaf) continue;
-      if (n_right < s.min_samples_leaf) break;
-      if (h_left < s.min_hessian_to_split) continue;
-      if (h_right < s.min_hessian_to_split) break;
-      const double gain = split_gain(g_left, h_left, g_right, h_right, loss_current_node, l2);
-      if (gain > out.gain && gain > 0) {
-        record(out, gain, b, false, g_left, h_left, n_left, sum_g, sum_h, n, l2);
-      }
+      scan.add(n_left, h_left, g_left, n - n_left, sum_h - h_left, sum_g - g_left);
+    }
+    scan.score(s, loss_current_node);
+    if (const int i = scan.best(out.gain); i >= 0) {
+      const auto at = static_cast<std::size_t>(i);
+      record(out, scan.gain[at], i, false, scan.g_left[at], scan.h_left[at], scan.n_left[at],
+             sum_g, sum_h, n, l2);
     }
   }
   if (!has_missing) return;
+  // Right to left, missing values to the left: the split after bin b, b from
+  // n_bins_non_missing - 2 down to 0, the right child's bins summed.
+  scan.size = 0;
   double g_right = 0, h_right = 0, n_right = 0;
   for (int b = n_bins_non_missing - 2; b >= 0; --b) {
     n_right += count_in(hist, b + 1);
-    const double n_left = n - n_right;
     h_right += hess(b + 1);
-    const double h_left = sum_h - h_right;
     g_right += gradients_in(hist, b + 1);
-    const double g_left = sum_g - g_right;
-    if (n_right < s.min_samples_leaf) continue;
-    if (n_left < s.min_samples_leaf) break;
-    if (h_right < s.min_hessian_to_split) continue;
-    if (h_left < s.min_hessian_to_split) break;
-    const double gain = split_gain(g_left, h_left, g_right, h_right, loss_current_node, l2);
-    if (gain > out.gain && gain > 0) {
-      record(out, gain, b, true, g_left, h_left, n_left, sum_g, sum_h, n, l2);
-    }
+    scan.add(n - n_right, sum_h - h_right, sum_g - g_right, n_right, h_right, g_right);
+  }
+  scan.score(s, loss_current_node);
+  if (const int i = scan.best(out.gain); i >= 0) {
+    const auto at = static_cast<std::size_t>(i);
+    record(out, scan.gain[at], n_bins_non_missing - 2 - i, true, scan.g_left[at],
+           scan.h_left[at], scan.n_left[at], sum_g, sum_h, n, l2);
   }
 }
 
