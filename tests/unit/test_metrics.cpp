@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "onelearn/core/concepts.hpp"
@@ -725,4 +727,25 @@ TEST_CASE_TEMPLATE("MultinomialNB rejects bad input with typed errors", T, float
   // A failed refit leaves the estimator unfitted, not half-fitted.
   CHECK_THROWS_AS(model.fit(negative, y), onelearn::invalid_argument);
   CHECK_FALSE(model.is_fitted());
+}
+
+TEST_CASE("the classes of labels are their sorted distinct values, with few classes or many") {
+  // sort_unique collects up to 64 distinct values before sorting them, and sorts everything
+  // past that: both paths against std::set.
+  std::mt19937_64 rng(3);
+  for (const std::int64_t classes : {1, 2, 3, 64, 65, 1000}) {
+    CAPTURE(classes);
+    std::vector<std::int64_t> labels(5000);
+    std::set<std::int64_t> want;
+    for (auto& label : labels) {
+      label = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(classes)) * 7 - 20;
+      want.insert(label);
+    }
+    std::vector<std::int64_t> found = labels;
+    onelearn::detail::sort_unique(found);
+    CHECK(found == std::vector<std::int64_t>(want.begin(), want.end()));
+  }
+  std::vector<std::int64_t> none;
+  onelearn::detail::sort_unique(none);
+  CHECK(none.empty());
 }
