@@ -73,11 +73,16 @@ class TreeGrower {
     heap_.clear();
     n_finalized_ = 0;
 
-    std::array<double, 2> sums{0.0, 0.0};
-    for (index_t i = 0; i < n_local; ++i) {
-      sums[0] += static_cast<double>(in_.gradients[i]);
-      if (!in_.split.hessians_are_constant) sums[1] += static_cast<double>(in_.hessians[i]);
-    }
+    // In a fixed number of pieces (the same sums on any number of threads), on threads.
+    const bool constant = in_.split.hessians_are_constant;
+    const auto local_sums = onelearn::detail::sum_over_chunks(
+        n_local, 4096, Sums{}, [&](index_t begin, index_t end, Sums& out) {
+          for (index_t i = begin; i < end; ++i) {
+            out.gradients += static_cast<double>(in_.gradients[i]);
+            if (!constant) out.hessians += static_cast<double>(in_.hessians[i]);
+          }
+        });
+    std::array<double, 2> sums{local_sums.gradients, local_sums.hessians};
     exec_.allreduce(std::span<double>(sums), exec::reduce_op::sum);
     const auto n = static_cast<double>(in_.n_total);
     if (in_.split.hessians_are_constant) sums[1] = n;  // hessians[0] * n_samples, hessians = 1
@@ -124,6 +129,14 @@ class TreeGrower {
   }
 
  private:
+  struct Sums {
+    double gradients = 0, hessians = 0;
+    Sums& operator+=(const Sums& other) {
+      gradients += other.gradients;
+      hessians += other.hessians;
+      return *this;
+    }
+  };
   struct Node {
     index_t begin = 0, end = 0;  ///< the node's local rows: rows_[begin, end)
     double n = 0;                ///< rows over all ranks
@@ -135,18 +148,28 @@ class TreeGrower {
     std::int32_t left = -1, right = -1;
   };
 
-  /// Adds each leaf's value (times the learning rate) to the raw predictions of its rows, on
-  /// one thread: the leaves' rows are interleaved in raw, and threads taking leaves each wrote
-  /// into the same cache lines (twice the one thread's time on 2 threads, bench/'s gbdt).
+  /// Adds each leaf's value (times the learning rate) to the raw predictions of its rows. The
+  /// leaves' rows are interleaved in raw, so threads taking leaves would write into the same
+  /// cache lines (that took twice one thread's time on 2 threads, bench/'s gbdt); here each
+  /// thread owns a range of rows instead. A node's rows are in increasing order (the root's
+  /// are, and partitions are stable: hist_node_rows.hpp), so a leaf's rows in a range are one
+  /// run, found by two binary searches.
   void add_leaf_values(double* raw) {
     const std::uint32_t* order = in_rows([&] { return rows_.order(); });
-    for (const Node& node : nodes_) {
-      if (!node.is_leaf) continue;
-      const double value = node.value * settings_.shrinkage;
-      for (index_t r = node.begin; r < node.end; ++r) {
-        raw[order[r]] += value;
+    const index_t n_local = in_.X->n_rows;
+    const index_t width = rows_.chunks().width();
+    const index_t share = std::max<index_t>(1, (n_local + width - 1) / width);
+    rows_.chunks()(n_local, share, [&](index_t, index_t first_row, index_t last_row) {
+      const auto first = static_cast<std::uint32_t>(first_row);
+      const auto last = static_cast<std::uint32_t>(last_row);
+      for (const Node& node : nodes_) {
+        if (!node.is_leaf) continue;
+        const double value = node.value * settings_.shrinkage;
+        const std::uint32_t* begin = std::lower_bound(order + node.begin, order + node.end, first);
+        const std::uint32_t* end = std::lower_bound(begin, order + node.end, last);
+        for (const std::uint32_t* row = begin; row != end; ++row) raw[*row] += value;
       }
-    }
+    });
   }
 
   /// The binned and raw category sets of categorical split s (bin b holds category
