@@ -130,6 +130,22 @@ TEST_CASE("HistGradientBoosting under exec::mpi with uneven shards equals the on
 }
 
 #ifdef ONELEARN_TEST_UCX
+TEST_CASE("HistGradientBoosting with fewer features than ranks equals the one-process fit") {
+  // Each rank searches its block of the features; with 2 features on 3 ranks, one rank has
+  // none (an empty piece of every reduce-scatter, no split of its own to offer).
+  const exec::mpi comm = world();
+  const auto data = test::load_split<double>("diabetes");
+  const Matrix<double> X = data.X_train.leftCols(2);
+  const Matrix<double> X_test = data.X_test.leftCols(2);
+  const HistGradientBoostingRegressorParams params{.max_iter = 20, .early_stopping = "false"};
+  HistGradientBoostingRegressor<double> local(params);
+  local.fit(X, data.y_train);
+  HistGradientBoostingRegressor<double, exec::mpi> distributed(params, comm);
+  distributed.fit(shard_rows(X, comm.rank(), comm.size()),
+                  shard_rows(data.y_train, comm.rank(), comm.size()));
+  CHECK(max_abs_difference(distributed.predict(X_test), local.predict(X_test)) < 1e-9);
+}
+
 TEST_CASE("HistGradientBoosting under exec::ucx with uneven shards equals the one-process fit") {
   const exec::ucx ucx(MPI_COMM_WORLD);
   check_regressor_agrees(ucx);

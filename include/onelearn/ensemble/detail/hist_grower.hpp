@@ -6,10 +6,12 @@
 //
 // Data-parallel: each rank holds its rows' bins, gradients and hessians and partitions its own
 // row indices in place; the statistics every decision reads are global. The root's gradient
-// sums are all-reduced, and so is each histogram built: the root's, then per split only the
-// smaller child's (by global count), the larger one being the parent's minus it. So every rank
-// grows the same tree with one all-reduce of p * bins * 4 doubles per split
-// (core/detail/histogram_layout.hpp).
+// sums are all-reduced. Each rank owns a block of the features: a histogram built (the
+// root's, then per split only the smaller child's, by global count, the larger one being the
+// parent's minus it) is reduce-scattered, each rank getting the sums of its features
+// (core/detail/histogram_layout.hpp), and each rank's best split of its features is
+// all-gathered, every rank taking the best. So every rank grows the same tree with one
+// reduce-scatter of p * bins * 4 doubles and one all-gather of a split per rank per split.
 //
 // The passes over the rows (histograms, partitions) are NodeRows' (hist_node_rows.hpp): the
 // host's code, or a compute space's kernels. In a device space they run inside the policy's
@@ -59,7 +61,17 @@ class TreeGrower {
  public:
   TreeGrower(const Exec& exec, const GrowerInput& in, const GrowerSettings& settings,
              NodeRows& rows)
-      : exec_(exec), in_(in), settings_(settings), rows_(rows) {}
+      : exec_(exec), in_(in), settings_(settings), rows_(rows) {
+    // This rank's features: the ranks' shares are consecutive blocks, in rank order.
+    const index_t p = in_.X->n_features;
+    const auto ranks = static_cast<index_t>(exec_.size());
+    const auto share = [&](index_t rank) { return p * rank / ranks; };
+    first_feature_ = share(exec_.rank());
+    last_feature_ = share(exec_.rank() + 1);
+    for (index_t r = 0; r < ranks; ++r) {
+      share_sizes_.push_back((share(r + 1) - share(r)) * in_.split.stride * histogram_slots);
+    }
+  }
 
   /// Grows the tree of these gradients and hessians (per local training row) and adds its
   /// leaf values to raw (this tree's column of raw predictions of the local training rows).
@@ -186,14 +198,26 @@ class TreeGrower {
     return out;
   }
 
+  /// The node's histogram of this rank's features, summed over the ranks. Each rank builds
+  /// the histogram of its own rows for every feature, and a reduce-scatter leaves it the sums
+  /// of its share of the features only (LightGBM's data-parallel histograms): half the bytes
+  /// of an all-reduce on 2 ranks, and the subtractions and the split search of the other
+  /// features are the other ranks' work (find_split_and_push).
   void build(std::size_t at) {
     Node& node = nodes_[at];
     node.hist = spare_histogram();
+    Histogram& local = Exec::is_distributed ? local_histogram_ : node.hist;
     in_rows([&] {
       rows_.histogram(node.begin, node.end, in_.split.hessians_are_constant, in_.split.stride,
-                      node.hist);
+                      local);
     });
-    exec_.allreduce(std::span<double>(node.hist), exec::reduce_op::sum);
+    if constexpr (Exec::is_distributed) {
+      node.hist.resize(
+          static_cast<std::size_t>(share_sizes_[static_cast<std::size_t>(exec_.rank())]));
+      exec_.ireduce_scatter(std::span<double>(local), std::span<double>(node.hist),
+                            std::span<const std::int64_t>(share_sizes_), exec::reduce_op::sum)
+          .wait();
+    }
   }
 
   void finalize(std::size_t at) {
@@ -217,13 +241,30 @@ class TreeGrower {
 
   void find_split_and_push(std::size_t at) {
     Node& node = nodes_[at];
-    node.split = find_best_split(node.hist, in_.split, in_.X->n_features, node.n, node.sum_g,
-                                 node.sum_h, node.value, rows_.chunks());
+    node.split = find_best_split(node.hist, in_.split, first_feature_, last_feature_, node.n,
+                                 node.sum_g, node.sum_h, node.value, rows_.chunks());
+    if constexpr (Exec::is_distributed) node.split = best_over_ranks(node.split);
     if (node.split.gain <= 0) {
       finalize(at);
     } else {
       heap_push(at);
     }
+  }
+
+  /// The best of every rank's best split of its features: the largest gain, the first rank's
+  /// on ties, which is the first feature's as on one process (the ranks' feature blocks are in
+  /// rank order). Every rank gets the same split, bit for bit.
+  SplitInfo best_over_ranks(const SplitInfo& mine) {
+    std::array<std::int64_t, split_words> packed{};
+    pack_split(mine, packed.data());
+    const std::vector<std::int64_t> all =
+        exec_.allgatherv(std::span<const std::int64_t>(packed.data(), packed.size()));
+    SplitInfo best = unpack_split(all.data());
+    for (std::size_t at = split_words; at + split_words <= all.size(); at += split_words) {
+      SplitInfo candidate = unpack_split(all.data() + at);
+      if (candidate.gain > best.gain) best = candidate;
+    }
+    return best;
   }
 
   /// work(), where a device failing on one rank raises on every rank (base/in_space.hpp).
@@ -350,6 +391,11 @@ class TreeGrower {
   std::vector<std::size_t> heap_;
   std::size_t n_finalized_ = 0;
   std::vector<Histogram> spare_;  ///< released histograms, for reuse
+  /// This rank's features [first_feature_, last_feature_): the nodes' histograms hold theirs
+  /// (all of them on one process).
+  index_t first_feature_ = 0, last_feature_ = 0;
+  std::vector<std::int64_t> share_sizes_;  ///< per rank, its features' histogram size (doubles)
+  Histogram local_histogram_;  ///< distributed: this rank's rows' histogram of every feature
   NodeRows& rows_;                ///< the nodes' rows: nodes_[i] holds rows_ [begin, end)
 };
 

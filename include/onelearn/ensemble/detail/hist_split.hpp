@@ -6,10 +6,10 @@
 //                       (core/detail/histogram_layout.hpp), so that one all-reduce sums it
 //                       over the ranks
 //   subtract_histogram  the sibling's histogram: parent minus the child that was built
-//   find_best_split     per feature, scan the bins left to right (missing values to the right)
-//                       and, when the feature has missing values, right to left (missing values
-//                       to the left); for a categorical feature, best_category_split; the
-//                       best gain over features, the first on ties
+//   find_best_split     per feature of a range, scan the bins left to right (missing values to
+//                       the right) and, when the feature has missing values, right to left
+//                       (missing values to the left); for a categorical feature,
+//                       best_category_split; the best gain over features, the first on ties
 // The gain of a split is loss(node) - loss(left) - loss(right) with loss = sum_gradients *
 // value and value = -G / (H + l2 + 1e-15), where the node's own value is the one its parent's
 // split gave it (0 at the root), exactly as scikit-learn computes it. With a constant hessian
@@ -362,20 +362,23 @@ inline void best_category_split(const double* hist, const SplitSettings& s,
 
 }  // namespace split_detail
 
-/// The best split of a node with histogram `hist` (summed over all ranks), n rows, gradient
-/// and hessian sums and value (as its parent's split computed it). gain <= 0: no valid split.
-/// `chunks` runs the features (host_chunks: OpenMP's threads).
+/// The best split of a node over features [first, last) (all of them: 0 and p), `hist`
+/// holding those features' bins (summed over all ranks), from feature `first` on; n rows,
+/// gradient and hessian sums and value (as its parent's split computed it). gain <= 0: no
+/// valid split. `chunks` runs the features (host_chunks: OpenMP's threads).
 template <class Chunks = onelearn::detail::host_chunks>
-SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, index_t p, double n,
-                          double sum_g, double sum_h, double value, const Chunks& chunks = {}) {
-  std::vector<SplitInfo> per_feature(static_cast<std::size_t>(p));
-  chunks(p, 1, [&](index_t f, index_t, index_t) {
-    SplitInfo& out = per_feature[static_cast<std::size_t>(f)];
+SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, index_t first,
+                          index_t last, double n, double sum_g, double sum_h, double value,
+                          const Chunks& chunks = {}) {
+  std::vector<SplitInfo> per_feature(static_cast<std::size_t>(last - first));
+  chunks(last - first, 1, [&](index_t j, index_t, index_t) {
+    const index_t f = first + j;
+    SplitInfo& out = per_feature[static_cast<std::size_t>(j)];
     out.feature = static_cast<std::int32_t>(f);
     const auto at = static_cast<std::size_t>(f);
     const bool categorical = s.is_categorical != nullptr && (*s.is_categorical)[at] != 0;
     (categorical ? split_detail::best_category_split : split_detail::best_bin)(
-        hist.data() + f * s.stride * histogram_slots, s, (*s.n_bins_non_missing)[at],
+        hist.data() + j * s.stride * histogram_slots, s, (*s.n_bins_non_missing)[at],
         (*s.has_missing_values)[at] != 0, n, sum_g, sum_h, value, out);
   });
   std::size_t best = 0;
@@ -384,6 +387,46 @@ SplitInfo find_best_split(const Histogram& hist, const SplitSettings& s, index_t
   }
   return per_feature.empty() ? SplitInfo{} : per_feature[best];
 }
+
+/// A SplitInfo as 64-bit words and back, bit for bit: what ranks that searched different
+/// features send each other (hist_grower.hpp).
+inline constexpr std::size_t split_words = 21;
+
+inline void pack_split(const SplitInfo& s, std::int64_t* out) {
+  const double reals[] = {s.gain,           s.sum_gradient_left, s.sum_hessian_left,
+                          s.sum_gradient_right, s.sum_hessian_right, s.n_samples_left,
+                          s.n_samples_right, s.value_left,        s.value_right};
+  std::memcpy(out, reals, sizeof reals);
+  out[9] = s.feature;
+  out[10] = s.bin;
+  out[11] = s.missing_go_to_left ? 1 : 0;
+  out[12] = s.is_categorical ? 1 : 0;
+  for (std::size_t w = 0; w < s.left_bins.words.size(); ++w) out[13 + w] = s.left_bins.words[w];
+}
+
+inline SplitInfo unpack_split(const std::int64_t* in) {
+  SplitInfo s;
+  double reals[9];
+  std::memcpy(reals, in, sizeof reals);
+  s.gain = reals[0];
+  s.sum_gradient_left = reals[1];
+  s.sum_hessian_left = reals[2];
+  s.sum_gradient_right = reals[3];
+  s.sum_hessian_right = reals[4];
+  s.n_samples_left = reals[5];
+  s.n_samples_right = reals[6];
+  s.value_left = reals[7];
+  s.value_right = reals[8];
+  s.feature = static_cast<std::int32_t>(in[9]);
+  s.bin = static_cast<std::int32_t>(in[10]);
+  s.missing_go_to_left = in[11] != 0;
+  s.is_categorical = in[12] != 0;
+  for (std::size_t w = 0; w < s.left_bins.words.size(); ++w) {
+    s.left_bins.words[w] = static_cast<std::uint32_t>(in[13 + w]);
+  }
+  return s;
+}
+static_assert(split_words == 9 + 4 + 8);
 
 }  // namespace onelearn::ensemble::detail
 ONELEARN_END_NO_FMA
