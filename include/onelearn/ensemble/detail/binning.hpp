@@ -175,11 +175,11 @@ inline std::vector<double> order_statistics(const std::vector<double>& values,
   }
   std::vector<double> gathered(gathered_size);
   std::vector<std::size_t> fill = wanted_at;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t at = fill[bucket_of[i]];
+  for (std::size_t v = 0; v < n; ++v) {
+    const std::size_t at = fill[bucket_of[v]];
     if (at != none) {
-      gathered[at] = values[i];
-      ++fill[bucket_of[i]];
+      gathered[at] = values[v];
+      ++fill[bucket_of[v]];
     }
   }
   for (std::size_t b = 0; b < buckets; ++b) {

@@ -217,7 +217,7 @@ struct Booster {
             const HistTree& tree = trees[i][static_cast<std::size_t>(c)];
             const WalkTable& table = tables[i][static_cast<std::size_t>(c)];
             std::array<std::int32_t, lanes> at{};
-            if (!table.steps.empty()) {
+            if (!table.steps.empty() && X.cols() > 0) {  // a leaf reads column 0
               for (bool moved = true; moved;) {
                 moved = false;
                 for (std::size_t l = 0; l < n; ++l) {
