@@ -138,10 +138,13 @@ inline std::vector<double> order_statistics(const std::vector<double>& values,
   std::vector<std::uint16_t> bucket_of(n);
   std::vector<std::size_t> count(buckets + 1, 0);
   // `lanes` values searched in lockstep, their loads overlapping (as BinMapper::transform).
+  // The lanes' counters are std::size_t: with std::uint32_t here, nvcc 13's front end rejected
+  // every later std::array<std::uint32_t, 8> of the translation unit (transform's,
+  // CategoryBitset's) as "template argument 2 is invalid".
   constexpr std::size_t lanes = 8;
   std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    std::array<std::uint32_t, lanes> below{};
+    std::array<std::size_t, lanes> below{};
     for (std::uint32_t step = buckets / 2; step > 0; step >>= 1) {
       for (std::size_t k = 0; k < lanes; ++k) {
         below[k] += splitters[below[k] + step - 1] < values[i + k] ? step : 0;
