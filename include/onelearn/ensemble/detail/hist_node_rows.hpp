@@ -105,8 +105,10 @@ class HostNodeRows {
       } else {
         const int missing_left = s.missing_go_to_left ? 1 : 0;
         const int bin = s.bin;
-        split_block([=](int b) { return (int{b <= bin} | (missing_left & int{b == missing})) != 0; },
-                    block, first, last);
+        auto goes_left = [=](int b) {
+          return (int{b <= bin} | (missing_left & int{b == missing})) != 0;
+        };
+        split_block(goes_left, block, first, last);
       }
     });
     index_t total_left = 0;
