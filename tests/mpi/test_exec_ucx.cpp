@@ -181,6 +181,37 @@ TEST_CASE("exec::ucx allgatherv with uneven and empty contributions equals MPI's
   CHECK(ucx.allgatherv(std::span<const float>()).empty());
 }
 
+TEST_CASE("exec::ucx alltoallv with uneven, empty and large pieces equals MPI's") {
+  const auto mpi = world();
+  const exec::ucx ucx(MPI_COMM_WORLD);
+  const int p = ucx.size();
+  const int r = ucx.rank();
+  // Rank r sends rank q (r * p + q) % 4 values, or, in the large round, 300001 to rank 1 from
+  // rank 0 and none from rank 0 to itself.
+  for (const bool large : {false, true}) {
+    CAPTURE(large);
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(p));
+    std::size_t total = 0;
+    for (int q = 0; q < p; ++q) {
+      std::int64_t n = (r * p + q) % 4;
+      if (large && r == 0) n = q == 1 ? 300001 : 0;
+      counts[static_cast<std::size_t>(q)] = n;
+      total += static_cast<std::size_t>(n);
+    }
+    const auto values = rank_values<double>(total, r);
+    CHECK(ucx.alltoallv(std::span<const double>(values), std::span<const std::int64_t>(counts)) ==
+          mpi.alltoallv(std::span<const double>(values), std::span<const std::int64_t>(counts)));
+    const auto ints = rank_values<std::int64_t>(total, r);
+    CHECK(ucx.alltoallv(std::span<const std::int64_t>(ints), std::span<const std::int64_t>(counts)) ==
+          mpi.alltoallv(std::span<const std::int64_t>(ints), std::span<const std::int64_t>(counts)));
+  }
+  // Nobody sends anything.
+  const std::vector<std::int64_t> none(static_cast<std::size_t>(p), 0);
+  CHECK(ucx.alltoallv(std::span<const float>(), std::span<const std::int64_t>(none)).empty());
+  CHECK_THROWS_AS(static_cast<void>(ucx.alltoallv(std::span<const float>(), std::span<const std::int64_t>(none).first(1))),
+                  onelearn::invalid_argument);
+}
+
 TEST_CASE("exec::ucx barrier waits for the last rank to arrive") {
   const exec::ucx ucx(MPI_COMM_WORLD);
   ucx.barrier();

@@ -18,6 +18,10 @@
  * - `allreduce(std::span<T>, reduce_op)`: element-wise, in place, the result on every rank;
  * - `broadcast(std::span<T>, root)`, also for char (error messages travel as bytes);
  * - `allgatherv(std::span<const T>) -> std::vector<T>`: every rank's values in rank order;
+ * - `alltoallv(std::span<const T> values, counts) -> std::vector<T>`: `values` cut into
+ *   consecutive pieces of counts[r] values, piece r sent to rank r; returns the pieces every
+ *   rank sent to this one, in rank order (a personalised exchange: each value travels to one
+ *   rank, where allgatherv sends every value to all of them);
  * - `barrier()`;
  * - `iallreduce(std::span<T>, reduce_op) -> request`: a non-blocking all-reduce. The request
  *   (`E::request`, movable) has `wait()` and `test() -> bool` (true once complete; it also
@@ -112,6 +116,7 @@ concept primitives_for = requires(const E& e, std::span<T> values, std::span<con
   e.allreduce(values, reduce_op::sum);
   e.broadcast(values, 0);
   { e.allgatherv(input) } -> std::same_as<std::vector<T>>;
+  { e.alltoallv(input, counts) } -> std::same_as<std::vector<T>>;
   { e.iallreduce(values, reduce_op::sum) } -> std::same_as<typename E::request>;
   { e.ireduce_scatter(values, values, counts, reduce_op::sum) } -> std::same_as<typename E::request>;
   { e.iallgatherv_in_place(values, counts) } -> std::same_as<typename E::request>;

@@ -48,7 +48,8 @@
  *   one rank and then copied; recursive-doubling partners combine in rank order), though not
  *   necessarily equal to the bits MPI_Allreduce produces, whose summation order differs.
  * - broadcast: binomial tree, chunked so inner ranks forward while receiving.
- * - allgatherv, check_same_shape: counts then data exchanged directly between all pairs.
+ * - allgatherv, alltoallv, check_same_shape: counts then data exchanged directly between all
+ *   pairs.
  * - barrier: dissemination (ceil(log2 p) rounds of empty messages).
  * - check_same_shape, propagate_errors, check_same_values: exec::collectives
  *   (exec/collectives.hpp), as exec::mpi's.
@@ -110,7 +111,7 @@
  * and its copies are unusable: every later collective throws at once (create a new one).
  * `shape_error` from check_same_shape and the errors of propagate_errors, on every rank, as with
  * exec::mpi; `invalid_argument` for a bad root, bad options, counts of ireduce_scatter/
- * iallgatherv_in_place that are not one per rank summing to the buffer, and a negative split
+ * iallgatherv_in_place/alltoallv that are not one per rank summing to the buffer, and a negative split
  * color (on every rank).
  */
 

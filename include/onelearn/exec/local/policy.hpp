@@ -11,10 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "onelearn/core/errors.hpp"
 #include "onelearn/exec/policy.hpp"
 
 namespace onelearn::exec {
@@ -36,6 +38,20 @@ struct local {
   /// The concatenation of every rank's `values` in rank order: here, a copy of them.
   template <collective_value T>
   [[nodiscard]] std::vector<T> allgatherv(std::span<const T> values) const {
+    return {values.begin(), values.end()};
+  }
+
+  /// The pieces every rank sends to this one: here the one piece, all of `values`. counts must
+  /// hold one count, values.size() (a caller's slip, so it throws as the distributed policies do).
+  template <collective_value T>
+  [[nodiscard]] std::vector<T> alltoallv(std::span<const T> values,
+                                         std::span<const std::int64_t> counts) const {
+    if (counts.size() != 1 || counts[0] != static_cast<std::int64_t>(values.size())) {
+      throw invalid_argument("exec::local::alltoallv: expected one count equal to the " +
+                             std::to_string(values.size()) + " values, found " +
+                             std::to_string(counts.size()) + " counts" +
+                             (counts.size() == 1 ? " (" + std::to_string(counts[0]) + ")" : ""));
+    }
     return {values.begin(), values.end()};
   }
 

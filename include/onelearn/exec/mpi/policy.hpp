@@ -191,6 +191,13 @@ class mpi : public collectives<mpi> {
     return gather_with_counts(values, "MPI_Allgather", "MPI_Allgatherv").first;
   }
 
+  /// Piece r of `values` (counts[r] values, after the pieces for ranks 0..r-1) to rank r;
+  /// returns the pieces every rank sent to this one, in rank order. MPI_Alltoall of the counts,
+  /// then MPI_Alltoallv. A rank that would receive more than INT_MAX values (MPI's int counts)
+  /// is found by an all-reduce of the receive totals, so every rank throws, not only that one.
+  template <collective_value T>
+  [[nodiscard]] std::vector<T> alltoallv(std::span<const T> values, std::span<const std::int64_t> counts) const;
+
   void barrier() const {
     begin("MPI_Barrier");
     if (blocking_) {
@@ -568,6 +575,62 @@ inline std::pair<std::vector<int>, std::vector<int>> mpi::int_counts(std::span<c
                            std::to_string(total) + " values, found " + std::to_string(sum));
   }
   return {std::move(ints), std::move(displacements)};
+}
+
+template <collective_value T>
+std::vector<T> mpi::alltoallv(std::span<const T> values, std::span<const std::int64_t> counts) const {
+  auto [send_counts, send_displacements] = int_counts(counts, values.size(), "alltoallv");
+  std::vector<std::int64_t> incoming(static_cast<std::size_t>(size_));
+  begin("MPI_Alltoall");
+  if (blocking_) {
+    watched("MPI_Alltoall", [&] {
+      detail::check_mpi(MPI_Alltoall(counts.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_),
+                        "MPI_Alltoall");
+    });
+  } else {
+    MPI_Request pending = MPI_REQUEST_NULL;
+    detail::check_mpi(
+        MPI_Ialltoall(counts.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_, &pending),
+        "MPI_Ialltoall");
+    complete(std::span(&pending, 1), "MPI_Alltoall", true);
+  }
+  std::int64_t largest_total = 0;
+  for (const std::int64_t count : incoming) largest_total += count;
+  allreduce(std::span<std::int64_t>(&largest_total, 1), reduce_op::max);
+  if (largest_total > INT_MAX) {
+    throw distributed_error("exec::mpi::alltoallv: expected every rank to receive at most INT_MAX values, found " +
+                            std::to_string(largest_total) + " for one of them");
+  }
+  std::vector<int> receive_counts(incoming.size());
+  std::vector<int> receive_displacements(incoming.size());
+  int total = 0;
+  for (std::size_t q = 0; q < incoming.size(); ++q) {
+    receive_counts[q] = static_cast<int>(incoming[q]);
+    receive_displacements[q] = total;
+    total += receive_counts[q];
+  }
+  std::vector<T> received(static_cast<std::size_t>(total));
+  // Valid addresses for empty buffers (MPI may reject a null one).
+  T none{};
+  const T* send = values.empty() ? &none : values.data();
+  T* receive = received.empty() ? &none : received.data();
+  begin("MPI_Alltoallv");
+  if (blocking_) {
+    watched("MPI_Alltoallv", [&] {
+      detail::check_mpi(MPI_Alltoallv(send, send_counts.data(), send_displacements.data(), detail::mpi_type<T>(),
+                                      receive, receive_counts.data(), receive_displacements.data(),
+                                      detail::mpi_type<T>(), comm_),
+                        "MPI_Alltoallv");
+    });
+  } else {
+    MPI_Request pending = MPI_REQUEST_NULL;
+    detail::check_mpi(MPI_Ialltoallv(send, send_counts.data(), send_displacements.data(), detail::mpi_type<T>(),
+                                     receive, receive_counts.data(), receive_displacements.data(),
+                                     detail::mpi_type<T>(), comm_, &pending),
+                      "MPI_Ialltoallv");
+    complete(std::span(&pending, 1), "MPI_Alltoallv", true);
+  }
+  return received;
 }
 
 template <collective_value T>

@@ -346,6 +346,42 @@ inline std::pair<std::vector<std::byte>, std::vector<std::int64_t>> ucx_allgathe
   return {std::move(gathered), std::move(counts)};
 }
 
+/// The pieces every rank sent to this one, concatenated in rank order: `data` holds
+/// send_bytes[q] bytes for rank q after those for ranks 0..q-1. Direct exchange, as allgatherv:
+/// the byte counts first (each rank learns what it will receive), then p-1 pieces out and p-1
+/// in, all in flight at once; this rank's own piece is copied.
+inline std::vector<std::byte> ucx_alltoallv(ucx_transport& t, const std::byte* data,
+                                            std::span<const std::size_t> send_bytes,
+                                            const char* name = "alltoallv") {
+  ucx_transport::operation call(t, name);
+  const auto p = static_cast<std::size_t>(t.size());
+  const auto r = static_cast<std::size_t>(t.rank());
+  std::vector<std::size_t> send_offsets(p + 1, 0);
+  for (std::size_t q = 0; q < p; ++q) send_offsets[q + 1] = send_offsets[q] + send_bytes[q];
+  std::vector<std::int64_t> outgoing(send_bytes.begin(), send_bytes.end());
+  std::vector<std::int64_t> incoming(p, 0);
+  incoming[r] = outgoing[r];
+  for (std::size_t q = 0; q < p; ++q) {
+    if (q == r) continue;
+    call.receive(static_cast<int>(q), &incoming[q], sizeof(std::int64_t), 0);
+    call.send(static_cast<int>(q), &outgoing[q], sizeof(std::int64_t), 0);
+  }
+  call.wait_all();
+  std::vector<std::size_t> offsets(p + 1, 0);
+  for (std::size_t q = 0; q < p; ++q) offsets[q + 1] = offsets[q] + static_cast<std::size_t>(incoming[q]);
+  std::vector<std::byte> received(offsets.back());
+  if (send_bytes[r] > 0) std::memcpy(received.data() + offsets[r], data + send_offsets[r], send_bytes[r]);
+  for (std::size_t q = 0; q < p; ++q) {
+    if (q == r) continue;
+    if (incoming[q] > 0) {
+      call.receive(static_cast<int>(q), received.data() + offsets[q], static_cast<std::size_t>(incoming[q]), 1);
+    }
+    if (send_bytes[q] > 0) call.send(static_cast<int>(q), data + send_offsets[q], send_bytes[q], 1);
+  }
+  call.wait_all();
+  return received;
+}
+
 /// Dissemination barrier: ceil(log2 p) rounds of empty messages.
 inline void ucx_barrier(ucx_transport& t) {
   ucx_transport::operation call(t, "barrier");
