@@ -47,16 +47,18 @@
  * the same losses and baselines (detail/hist_losses.hpp), gradients stored in float as there.
  * Missing values (NaN) go to the missing-values bin; each split learns whether they go left or
  * right, and when no training row of the feature was missing they go to the child that got
- * more rows. Distributed: bin thresholds are computed from every rank's rows (one allgatherv of
- * the rows, or of a hashed subsample of about 200000 of them), the baseline and loss sums are
+ * more rows. Distributed: bin thresholds are computed from every rank's rows (one alltoallv
+ * brings each feature's values, of every row or of a hashed subsample of about 200000 of them,
+ * to the rank that bins it; the thresholds are all-gathered), the baseline and loss sums are
  * all-reduced. Each rank owns a block of the features: a histogram built (the root's and, per
  * split, the smaller child's; the other child's is the parent's minus it) is reduce-scattered,
- * each rank getting the sums of its own features, and each rank's best split of its features
- * is all-gathered, every rank taking the best (LightGBM's data-parallel histograms). So every
- * rank grows the same trees with one reduce-scatter of p x bins x 4 doubles and one all-gather
- * of a split per rank per split (bins: the most non-missing bins of any feature, + 1 for
- * missing values; at most max_bins + 1; 4: gradients, hessians, count and a padding slot that
- * makes a bin one SIMD add, core/detail/histogram_layout.hpp). Histograms are built feature by
+ * each rank getting the sums of its own features, and each rank's best splits of its features
+ * (of both children at once) are all-gathered, every rank taking the best (LightGBM's
+ * data-parallel histograms). So every rank grows the same trees with one reduce-scatter of
+ * p x bins x 4 doubles and one all-gather of two splits per rank per split (bins: the most
+ * non-missing bins of any feature, + 1 for missing values; at most max_bins + 1; 4: gradients,
+ * hessians, count and a padding slot that makes a bin one SIMD add,
+ * core/detail/histogram_layout.hpp). Histograms are built feature by
  * feature on OpenMP threads (core/detail/parallel.hpp), bins stored as uint8.
  *
  * Compute space (third template argument, `space::host` by default): where the two passes over

@@ -103,7 +103,8 @@ class TreeGrower {
       finalize(0);
     } else {
       build(0);
-      find_split_and_push(0);
+      const std::array<std::size_t, 1> root{0};
+      find_splits_and_push(root);
     }
     while (!heap_.empty()) split_next();
 
@@ -202,7 +203,7 @@ class TreeGrower {
   /// the histogram of its own rows for every feature, and a reduce-scatter leaves it the sums
   /// of its share of the features only (LightGBM's data-parallel histograms): half the bytes
   /// of an all-reduce on 2 ranks, and the subtractions and the split search of the other
-  /// features are the other ranks' work (find_split_and_push).
+  /// features are the other ranks' work (find_splits_and_push).
   void build(std::size_t at) {
     Node& node = nodes_[at];
     node.hist = spare_histogram();
@@ -239,32 +240,53 @@ class TreeGrower {
     hist = Histogram{};
   }
 
-  void find_split_and_push(std::size_t at) {
-    Node& node = nodes_[at];
-    node.split = find_best_split(node.hist, in_.split, first_feature_, last_feature_, node.n,
-                                 node.sum_g, node.sum_h, node.value, rows_.chunks());
-    if constexpr (Exec::is_distributed) node.split = best_over_ranks(node.split);
-    if (node.split.gain <= 0) {
-      finalize(at);
-    } else {
-      heap_push(at);
+  /// The best split of each node of `at` (one or both children of a split, or the root), then
+  /// each node pushed on the heap or made a leaf, in the order given. Under a distributed
+  /// policy every rank searches its own features, and one all-gather brings every rank's
+  /// candidates of all the nodes (best_over_ranks).
+  void find_splits_and_push(std::span<const std::size_t> at) {
+    std::array<SplitInfo, 2> best{};
+    for (std::size_t k = 0; k < at.size(); ++k) {
+      const Node& node = nodes_[at[k]];
+      best[k] = find_best_split(node.hist, in_.split, first_feature_, last_feature_, node.n,
+                                node.sum_g, node.sum_h, node.value, rows_.chunks());
+    }
+    if constexpr (Exec::is_distributed) best_over_ranks(std::span(best).first(at.size()));
+    for (std::size_t k = 0; k < at.size(); ++k) {
+      nodes_[at[k]].split = best[k];
+      if (best[k].gain <= 0) {
+        finalize(at[k]);
+      } else {
+        heap_push(at[k]);
+      }
     }
   }
 
-  /// The best of every rank's best split of its features: the largest gain, the first rank's
-  /// on ties, which is the first feature's as on one process (the ranks' feature blocks are in
-  /// rank order). Every rank gets the same split, bit for bit.
-  SplitInfo best_over_ranks(const SplitInfo& mine) {
-    std::array<std::int64_t, split_words> packed{};
-    pack_split(mine, packed.data());
-    const std::vector<std::int64_t> all =
-        exec_.allgatherv(std::span<const std::int64_t>(packed.data(), packed.size()));
-    SplitInfo best = unpack_split(all.data());
-    for (std::size_t at = split_words; at + split_words <= all.size(); at += split_words) {
-      SplitInfo candidate = unpack_split(all.data() + at);
-      if (candidate.gain > best.gain) best = candidate;
+  /// Replaces each of this rank's best splits by the best of every rank's for that node: the
+  /// largest gain, the first rank's on ties, which is the first feature's as on one process
+  /// (the ranks' feature blocks are in rank order). Every rank gets the same splits, bit for
+  /// bit. Every rank's piece has the same known size, so an in-place all-gather without the
+  /// count exchange of allgatherv carries them: one collective for both children of a split,
+  /// where an allgatherv per child was four (each MPI_Allgather of the counts, then
+  /// MPI_Allgatherv).
+  void best_over_ranks(std::span<SplitInfo> mine) {
+    const std::size_t piece = mine.size() * split_words;
+    const auto ranks = static_cast<std::size_t>(exec_.size());
+    split_exchange_.assign(ranks * piece, 0);
+    std::int64_t* own = split_exchange_.data() + static_cast<std::size_t>(exec_.rank()) * piece;
+    for (std::size_t k = 0; k < mine.size(); ++k) pack_split(mine[k], own + k * split_words);
+    split_counts_.assign(ranks, static_cast<std::int64_t>(piece));
+    exec_.iallgatherv_in_place(std::span<std::int64_t>(split_exchange_),
+                               std::span<const std::int64_t>(split_counts_))
+        .wait();
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      SplitInfo best = unpack_split(split_exchange_.data() + k * split_words);
+      for (std::size_t rank = 1; rank < ranks; ++rank) {
+        SplitInfo candidate = unpack_split(split_exchange_.data() + rank * piece + k * split_words);
+        if (candidate.gain > best.gain) best = candidate;
+      }
+      mine[k] = best;
     }
-    return best;
   }
 
   /// work(), where a device failing on one rank raises on every rank (base/in_space.hpp).
@@ -329,8 +351,11 @@ class TreeGrower {
       nodes_[large].hist = spare_histogram();
       subtract_histogram(nodes_[at].hist, nodes_[small].hist, nodes_[large].hist,
                          rows_.chunks());
-      if (split_left) find_split_and_push(l);
-      if (split_right) find_split_and_push(r);
+      std::array<std::size_t, 2> to_search{};
+      std::size_t n_search = 0;
+      if (split_left) to_search[n_search++] = l;
+      if (split_right) to_search[n_search++] = r;
+      find_splits_and_push(std::span(to_search).first(n_search));
       for (std::size_t child : {l, r}) {
         if (nodes_[child].is_leaf) release(nodes_[child].hist);
       }
@@ -396,6 +421,8 @@ class TreeGrower {
   index_t first_feature_ = 0, last_feature_ = 0;
   std::vector<std::int64_t> share_sizes_;  ///< per rank, its features' histogram size (doubles)
   Histogram local_histogram_;  ///< distributed: this rank's rows' histogram of every feature
+  /// distributed: best_over_ranks' buffers (every rank's packed candidates; the pieces' sizes)
+  std::vector<std::int64_t> split_exchange_, split_counts_;
   NodeRows& rows_;                ///< the nodes' rows: nodes_[i] holds rows_ [begin, end)
 };
 
