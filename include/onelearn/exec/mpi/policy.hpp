@@ -579,7 +579,10 @@ inline std::pair<std::vector<int>, std::vector<int>> mpi::int_counts(std::span<c
 
 template <collective_value T>
 std::vector<T> mpi::alltoallv(std::span<const T> values, std::span<const std::int64_t> counts) const {
-  auto [send_counts, send_displacements] = int_counts(counts, values.size(), "alltoallv");
+  // Not a structured binding: the lambda below captures them, which clang before 16 refuses.
+  const auto send = int_counts(counts, values.size(), "alltoallv");
+  const std::vector<int>& send_counts = send.first;
+  const std::vector<int>& send_displacements = send.second;
   std::vector<std::int64_t> incoming(static_cast<std::size_t>(size_));
   begin("MPI_Alltoall");
   if (blocking_) {
@@ -612,19 +615,19 @@ std::vector<T> mpi::alltoallv(std::span<const T> values, std::span<const std::in
   std::vector<T> received(static_cast<std::size_t>(total));
   // Valid addresses for empty buffers (MPI may reject a null one).
   T none{};
-  const T* send = values.empty() ? &none : values.data();
+  const T* outgoing = values.empty() ? &none : values.data();
   T* receive = received.empty() ? &none : received.data();
   begin("MPI_Alltoallv");
   if (blocking_) {
     watched("MPI_Alltoallv", [&] {
-      detail::check_mpi(MPI_Alltoallv(send, send_counts.data(), send_displacements.data(), detail::mpi_type<T>(),
+      detail::check_mpi(MPI_Alltoallv(outgoing, send_counts.data(), send_displacements.data(), detail::mpi_type<T>(),
                                       receive, receive_counts.data(), receive_displacements.data(),
                                       detail::mpi_type<T>(), comm_),
                         "MPI_Alltoallv");
     });
   } else {
     MPI_Request pending = MPI_REQUEST_NULL;
-    detail::check_mpi(MPI_Ialltoallv(send, send_counts.data(), send_displacements.data(), detail::mpi_type<T>(),
+    detail::check_mpi(MPI_Ialltoallv(outgoing, send_counts.data(), send_displacements.data(), detail::mpi_type<T>(),
                                      receive, receive_counts.data(), receive_displacements.data(),
                                      detail::mpi_type<T>(), comm_, &pending),
                       "MPI_Ialltoallv");

@@ -235,7 +235,11 @@ void ucx_allreduce_shared_memory(ucx_transport& t, T* data, std::size_t n, reduc
 
     // 2. Reduce this rank's part in rank order, accumulating in this rank's own staged part
     // (which no peer reads until `reduced`); the last step writes the caller's buffer too.
-    const auto [begin, end] = ucx_part(m, static_cast<std::size_t>(p), static_cast<std::size_t>(r));
+    // Not a structured binding: the lambda below captures `begin`, which clang before 16 refuses.
+    const std::pair<std::size_t, std::size_t> part =
+        ucx_part(m, static_cast<std::size_t>(p), static_cast<std::size_t>(r));
+    const std::size_t begin = part.first;
+    const std::size_t end = part.second;
     const auto source = [&](int q) -> const T* { return (q == r ? values : staged(q)) + begin; };
     T* accumulator = staged(r) + begin;
     for (int q = 1; q < p; ++q) {
