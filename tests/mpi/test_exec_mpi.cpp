@@ -418,29 +418,47 @@ TEST_CASE("exec::mpi ireduce_scatter and iallgatherv_in_place move each rank's p
 
 TEST_CASE_TEMPLATE("exec::mpi alltoallv: each rank's piece for rank q arrives at q, in rank order", T, double,
                    std::int64_t) {
-  const auto comm = world();
-  const int p = comm.size();
-  const int r = comm.rank();
-  // Rank r sends rank q (r + 2 q) % 3 values (some pieces empty), value = 1000 r + 10 q + i.
-  auto piece_size = [](int from, int to) { return static_cast<std::size_t>((from + 2 * to) % 3); };
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(p));
-  std::vector<T> values;
-  for (int q = 0; q < p; ++q) {
-    counts[static_cast<std::size_t>(q)] = static_cast<std::int64_t>(piece_size(r, q));
-    for (std::size_t i = 0; i < piece_size(r, q); ++i) values.push_back(static_cast<T>(1000 * r + 10 * q + i));
+  // abort: the blocking MPI_Alltoall(v) under the watchdog; throw_error: their non-blocking
+  // forms and the wait loop.
+  for (const auto action : {exec::timeout_action::abort, exec::timeout_action::throw_error}) {
+    CAPTURE(static_cast<int>(action));
+    const exec::mpi comm(MPI_COMM_WORLD, {.timeout = milliseconds(20000), .on_timeout = action});
+    const int p = comm.size();
+    const int r = comm.rank();
+    // Rank r sends rank q (r + 2 q + 1) % 3 values (some pieces empty, some rank's own piece
+    // not), value = 1000 r + 10 q + i.
+    auto piece_size = [](int from, int to) { return static_cast<std::size_t>((from + 2 * to + 1) % 3); };
+    auto value = [](int from, int to, std::size_t i) { return static_cast<T>(1000 * from + 10 * to + static_cast<int>(i)); };
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(p));
+    std::vector<T> values;
+    for (int q = 0; q < p; ++q) {
+      counts[static_cast<std::size_t>(q)] = static_cast<std::int64_t>(piece_size(r, q));
+      for (std::size_t i = 0; i < piece_size(r, q); ++i) values.push_back(value(r, q, i));
+    }
+    std::vector<T> expected;
+    for (int from = 0; from < p; ++from) {
+      for (std::size_t i = 0; i < piece_size(from, r); ++i) expected.push_back(value(from, r, i));
+    }
+    CHECK(comm.alltoallv(std::span<const T>(values), std::span<const std::int64_t>(counts)) == expected);
+    // Counts that do not cut a rank's values into one piece per rank: every rank refuses the
+    // call (the others after the count exchange), none waits for a timeout.
+    const auto one_count = std::span<const std::int64_t>(counts).first(1);
+    CHECK_THROWS_WITH_AS(static_cast<void>(comm.alltoallv(std::span<const T>(values), one_count)),
+                         doctest::Contains("expected one count per rank"), invalid_argument);
+    std::vector<std::int64_t> too_many = counts;
+    if (r == p - 1) too_many[0] += 1;
+    if (r == p - 1) {
+      CHECK_THROWS_WITH_AS(
+          static_cast<void>(comm.alltoallv(std::span<const T>(values), std::span<const std::int64_t>(too_many))),
+          doctest::Contains("expected counts summing to the buffer's"), invalid_argument);
+    } else {
+      CHECK_THROWS_WITH_AS(
+          static_cast<void>(comm.alltoallv(std::span<const T>(values), std::span<const std::int64_t>(too_many))),
+          doctest::Contains(("rank " + std::to_string(p - 1) + "'s counts were refused").c_str()), invalid_argument);
+    }
+    // The policy is still usable: the refusals completed their count exchange.
+    CHECK(comm.alltoallv(std::span<const T>(values), std::span<const std::int64_t>(counts)) == expected);
   }
-  std::vector<T> expected;
-  for (int from = 0; from < p; ++from) {
-    for (std::size_t i = 0; i < piece_size(from, r); ++i) expected.push_back(static_cast<T>(1000 * from + 10 * r + i));
-  }
-  CHECK(comm.alltoallv(std::span<const T>(values), std::span<const std::int64_t>(counts)) == expected);
-  // Counts that do not cut the values into one piece per rank are refused before any message.
-  CHECK_THROWS_AS(static_cast<void>(comm.alltoallv(std::span<const T>(values), std::span<const std::int64_t>(counts).first(1))),
-                  invalid_argument);
-  std::vector<std::int64_t> too_many = counts;
-  too_many[0] += 1;
-  CHECK_THROWS_WITH_AS(static_cast<void>(comm.alltoallv(std::span<const T>(values), std::span<const std::int64_t>(too_many))),
-                       doctest::Contains("expected counts summing to the buffer's"), invalid_argument);
 }
 
 TEST_CASE("exec::mpi split: sub-groups by color, ordered by key, with their own collectives") {

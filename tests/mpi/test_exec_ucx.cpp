@@ -208,8 +208,23 @@ TEST_CASE("exec::ucx alltoallv with uneven, empty and large pieces equals MPI's"
   // Nobody sends anything.
   const std::vector<std::int64_t> none(static_cast<std::size_t>(p), 0);
   CHECK(ucx.alltoallv(std::span<const float>(), std::span<const std::int64_t>(none)).empty());
+  // One rank's counts do not cut its values into one piece per rank: every rank refuses the call
+  // after the count exchange, and the policy stays usable.
+  const std::vector<float> two{1.0F, 2.0F};
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(p), 0);
+  counts[0] = 2;
+  if (r == p - 1) counts[0] = 3;
+  if (r == p - 1) {
+    CHECK_THROWS_WITH_AS(static_cast<void>(ucx.alltoallv(std::span<const float>(two), std::span<const std::int64_t>(counts))),
+                         doctest::Contains("expected counts summing to the buffer's"), onelearn::invalid_argument);
+  } else {
+    CHECK_THROWS_WITH_AS(static_cast<void>(ucx.alltoallv(std::span<const float>(two), std::span<const std::int64_t>(counts))),
+                         doctest::Contains(("rank " + std::to_string(p - 1) + "'s counts were refused").c_str()),
+                         onelearn::invalid_argument);
+  }
   CHECK_THROWS_AS(static_cast<void>(ucx.alltoallv(std::span<const float>(), std::span<const std::int64_t>(none).first(1))),
                   onelearn::invalid_argument);
+  CHECK(ucx.alltoallv(std::span<const float>(), std::span<const std::int64_t>(none)).empty());
 }
 
 TEST_CASE("exec::ucx barrier waits for the last rank to arrive") {

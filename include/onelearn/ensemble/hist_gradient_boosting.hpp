@@ -55,11 +55,11 @@
  * each rank getting the sums of its own features, and each rank's best splits of its features
  * (of both children at once) are all-gathered, every rank taking the best (LightGBM's
  * data-parallel histograms). So every rank grows the same trees with one reduce-scatter of
- * p x bins x 4 doubles and one all-gather of two splits per rank per split (bins: the most
- * non-missing bins of any feature, + 1 for missing values; at most max_bins + 1; 4: gradients,
- * hessians, count and a padding slot that makes a bin one SIMD add,
- * core/detail/histogram_layout.hpp). Histograms are built feature by
- * feature on OpenMP threads (core/detail/parallel.hpp), bins stored as uint8.
+ * p x bins x 4 doubles and one all-gather of up to two splits per rank per split (bins: the
+ * most non-missing bins of any feature, + 1 for missing values; at most max_bins + 1; 4:
+ * gradients, hessians, count and a padding slot that makes a bin one SIMD add,
+ * core/detail/histogram_layout.hpp). Histograms are built feature by feature on OpenMP threads
+ * (core/detail/parallel.hpp), bins stored as uint8.
  *
  * Compute space (third template argument, `space::host` by default): where the two passes over
  * a node's rows run, the gradient histogram and the split's partition of the rows

@@ -32,9 +32,10 @@
  * watched by a thread (exec/mpi/watchdog.hpp) that prints that message and ends the
  * process when one overruns the timeout; the launcher then ends the job. PyTorch does the same
  * with NCCL collectives. With on_timeout = throw_error every collective is issued non-blocking
- * (MPI_Iallreduce, MPI_Ibcast, MPI_Iallgather, MPI_Iallgatherv, MPI_Ialltoall(v), MPI_Ibarrier) and completed by
- * a loop of MPI_Test with a deadline, which can throw instead. The loop spins for 200 us (the
- * common case: the peers are there), then also yields the core every 64 tests until 10 ms,
+ * (MPI_Iallreduce, MPI_Ibcast, MPI_Iallgather, MPI_Iallgatherv, MPI_Ialltoall(v),
+ * MPI_Ibarrier) and completed by a loop of MPI_Test with a deadline, which can throw instead.
+ * The loop spins for 200 us (the common case: the peers are there), then also yields the core
+ * every 64 tests until 10 ms,
  * then sleeps between tests, 50 us doubling to 1 ms, so a long wait does not burn a core.
  * `wait_all` applies the same loop and timeout (or the watchdog) to requests an algorithm
  * started itself: the policy's own non-blocking collectives (iallreduce, ireduce_scatter,
@@ -90,10 +91,10 @@
  * unusable: every later collective of the policy throws at once; end the process (or keep that
  * buffer alive). `shape_error` on every rank from check_same_shape; the errors of
  * propagate_errors on every rank; `invalid_argument` for bad options, a broadcast root
- * outside 0..size-1, counts of ireduce_scatter/iallgatherv_in_place/alltoallv that are not one
- * per rank summing to the buffer (at most INT_MAX values), and a negative split color (on every
- * rank); `distributed_error` on every rank when alltoallv would bring one rank more than INT_MAX
- * values.
+ * outside 0..size-1, counts of ireduce_scatter/iallgatherv_in_place that are not one per rank
+ * summing to the buffer (at most INT_MAX values), and a negative split color (on every rank);
+ * alltoallv refuses such counts on every rank (invalid_argument), and a rank that would receive
+ * more than INT_MAX values too (distributed_error).
  */
 
 #include "onelearn/exec/mpi/policy.hpp"

@@ -111,8 +111,8 @@
  * and its copies are unusable: every later collective throws at once (create a new one).
  * `shape_error` from check_same_shape and the errors of propagate_errors, on every rank, as with
  * exec::mpi; `invalid_argument` for a bad root, bad options, counts of ireduce_scatter/
- * iallgatherv_in_place/alltoallv that are not one per rank summing to the buffer, and a negative split
- * color (on every rank).
+ * iallgatherv_in_place that are not one per rank summing to the buffer, and a negative split
+ * color (on every rank); alltoallv refuses such counts on every rank.
  */
 
 #include "onelearn/exec/ucx/policy.hpp"

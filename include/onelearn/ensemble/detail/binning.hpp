@@ -301,8 +301,9 @@ struct BinMapper {
     // so a feature is one contiguous run per sender. An allgatherv of every kept row to every
     // rank moved `size` times as much: 45 MB into each of 2 ranks on bench/'s gbdt, where this
     // receives 22 MB (the mapper's fit on 2 ranks: 0.14-0.18 s against 0.16-0.18 s, 2026-12-07),
-    // and p times the data into each of p ranks as p grows. (One process copying the rows too
-    // paid for the copy's 45 MB of fresh pages, and the copy's time: 0.13 s of a 3 s fit.)
+    // and `size` times the data into each of `size` ranks as they grow. (One process copying
+    // the rows too paid for the copy's 45 MB of fresh pages, and the copy's time: 0.13 s of a
+    // 3 s fit.)
     const std::size_t kept = kept_rows.size();
     std::vector<std::int64_t> kept_per_rank{static_cast<std::int64_t>(kept)};
     std::vector<double> received;

@@ -266,9 +266,10 @@ class TreeGrower {
   /// largest gain, the first rank's on ties, which is the first feature's as on one process
   /// (the ranks' feature blocks are in rank order). Every rank gets the same splits, bit for
   /// bit. Every rank's piece has the same known size, so an in-place all-gather without the
-  /// count exchange of allgatherv carries them: one collective for both children of a split,
-  /// where an allgatherv per child was four (each MPI_Allgather of the counts, then
-  /// MPI_Allgatherv).
+  /// count exchange of allgatherv carries them: under exec::mpi one collective for both
+  /// children of a split, where an allgatherv per child was four (each MPI_Allgather of the
+  /// counts, then MPI_Allgatherv); under exec::ucx, whose iallgatherv_in_place is an
+  /// allgatherv, two instead of four.
   void best_over_ranks(std::span<SplitInfo> mine) {
     const std::size_t piece = mine.size() * split_words;
     const auto ranks = static_cast<std::size_t>(exec_.size());

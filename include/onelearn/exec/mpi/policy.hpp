@@ -193,8 +193,10 @@ class mpi : public collectives<mpi> {
 
   /// Piece r of `values` (counts[r] values, after the pieces for ranks 0..r-1) to rank r;
   /// returns the pieces every rank sent to this one, in rank order. MPI_Alltoall of the counts,
-  /// then MPI_Alltoallv. A rank that would receive more than INT_MAX values (MPI's int counts)
-  /// is found by an all-reduce of the receive totals, so every rank throws, not only that one.
+  /// then MPI_Alltoallv. Refused on every rank, not only where it went wrong: counts that do not
+  /// cut a rank's values into one piece per rank (invalid_argument: that rank sends -1 in the
+  /// count exchange) and a rank that would receive more than INT_MAX values, MPI's int counts
+  /// (distributed_error: an all-reduce of the receive totals).
   template <collective_value T>
   [[nodiscard]] std::vector<T> alltoallv(std::span<const T> values, std::span<const std::int64_t> counts) const;
 
@@ -579,24 +581,47 @@ inline std::pair<std::vector<int>, std::vector<int>> mpi::int_counts(std::span<c
 
 template <collective_value T>
 std::vector<T> mpi::alltoallv(std::span<const T> values, std::span<const std::int64_t> counts) const {
-  // Not a structured binding: the lambda below captures them, which clang before 16 refuses.
-  const auto send = int_counts(counts, values.size(), "alltoallv");
+  // Counts that do not cut `values` into one piece per rank are this rank's error, but the
+  // other ranks are about to wait in the count exchange: it still takes part, sending -1 to
+  // every rank, so that every rank refuses the call after it instead of waiting for a timeout.
+  std::pair<std::vector<int>, std::vector<int>> send;
+  std::string problem;
+  try {
+    send = int_counts(counts, values.size(), "alltoallv");
+  } catch (const invalid_argument& refused) {
+    problem = refused.what();
+  }
+  // Not references into a structured binding: the lambdas below capture them, which clang
+  // before 16 refuses.
   const std::vector<int>& send_counts = send.first;
   const std::vector<int>& send_displacements = send.second;
+  std::vector<std::int64_t> outgoing_counts(static_cast<std::size_t>(size_), -1);
+  if (problem.empty()) std::copy(counts.begin(), counts.end(), outgoing_counts.begin());
   std::vector<std::int64_t> incoming(static_cast<std::size_t>(size_));
   begin("MPI_Alltoall");
   if (blocking_) {
     watched("MPI_Alltoall", [&] {
-      detail::check_mpi(MPI_Alltoall(counts.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_),
-                        "MPI_Alltoall");
+      detail::check_mpi(
+          MPI_Alltoall(outgoing_counts.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_),
+          "MPI_Alltoall");
     });
   } else {
     MPI_Request pending = MPI_REQUEST_NULL;
     detail::check_mpi(
-        MPI_Ialltoall(counts.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_, &pending),
+        MPI_Ialltoall(outgoing_counts.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_, &pending),
         "MPI_Ialltoall");
     complete(std::span(&pending, 1), "MPI_Alltoall", true);
   }
+  if (!problem.empty()) throw invalid_argument(problem);
+  for (std::size_t q = 0; q < incoming.size(); ++q) {
+    if (incoming[q] < 0) {
+      throw invalid_argument("exec::mpi::alltoallv: rank " + std::to_string(q) +
+                             "'s counts were refused (expected one per rank, >= 0, summing to its "
+                             "values, at most INT_MAX in all; that rank's error says which)");
+    }
+  }
+  // Every rank gets here; the receive totals are agreed, so that every rank throws if one would
+  // receive more than MPI's int counts can hold.
   std::int64_t largest_total = 0;
   for (const std::int64_t count : incoming) largest_total += count;
   allreduce(std::span<std::int64_t>(&largest_total, 1), reduce_op::max);
@@ -614,9 +639,10 @@ std::vector<T> mpi::alltoallv(std::span<const T> values, std::span<const std::in
   }
   std::vector<T> received(static_cast<std::size_t>(total));
   // Valid addresses for empty buffers (MPI may reject a null one).
-  T none{};
-  const T* outgoing = values.empty() ? &none : values.data();
-  T* receive = received.empty() ? &none : received.data();
+  T nothing_to_send{};
+  T nothing_to_receive{};
+  const T* outgoing = values.empty() ? &nothing_to_send : values.data();
+  T* receive = received.empty() ? &nothing_to_receive : received.data();
   begin("MPI_Alltoallv");
   if (blocking_) {
     watched("MPI_Alltoallv", [&] {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -354,15 +355,18 @@ inline std::pair<std::vector<std::byte>, std::vector<std::int64_t>> ucx_allgathe
 /// send_bytes[q] bytes for rank q after those for ranks 0..q-1. Direct exchange, as allgatherv:
 /// the byte counts first (each rank learns what it will receive), then p-1 pieces out and p-1
 /// in, all in flight at once; this rank's own piece is copied.
+/// `refusal`: not empty when this rank's counts were refused (the caller's message): the rank
+/// still takes part in the count exchange, sending -1 to every rank, and every rank throws
+/// invalid_argument after it, so that none waits for the others' pieces.
 inline std::vector<std::byte> ucx_alltoallv(ucx_transport& t, const std::byte* data,
                                             std::span<const std::size_t> send_bytes,
+                                            const std::string& refusal,
                                             const char* name = "alltoallv") {
   ucx_transport::operation call(t, name);
   const auto p = static_cast<std::size_t>(t.size());
   const auto r = static_cast<std::size_t>(t.rank());
-  std::vector<std::size_t> send_offsets(p + 1, 0);
-  for (std::size_t q = 0; q < p; ++q) send_offsets[q + 1] = send_offsets[q] + send_bytes[q];
-  std::vector<std::int64_t> outgoing(send_bytes.begin(), send_bytes.end());
+  std::vector<std::int64_t> outgoing(p, -1);
+  if (refusal.empty()) std::copy(send_bytes.begin(), send_bytes.end(), outgoing.begin());
   std::vector<std::int64_t> incoming(p, 0);
   incoming[r] = outgoing[r];
   for (std::size_t q = 0; q < p; ++q) {
@@ -371,6 +375,16 @@ inline std::vector<std::byte> ucx_alltoallv(ucx_transport& t, const std::byte* d
     call.send(static_cast<int>(q), &outgoing[q], sizeof(std::int64_t), 0);
   }
   call.wait_all();
+  if (!refusal.empty()) throw invalid_argument(refusal);
+  for (std::size_t q = 0; q < p; ++q) {
+    if (incoming[q] < 0) {
+      throw invalid_argument(call.prefix() + "rank " + std::to_string(q) +
+                             "'s counts were refused (expected one per rank, >= 0, summing to its "
+                             "values; that rank's error says which)");
+    }
+  }
+  std::vector<std::size_t> send_offsets(p + 1, 0);
+  for (std::size_t q = 0; q < p; ++q) send_offsets[q + 1] = send_offsets[q] + send_bytes[q];
   std::vector<std::size_t> offsets(p + 1, 0);
   for (std::size_t q = 0; q < p; ++q) offsets[q + 1] = offsets[q] + static_cast<std::size_t>(incoming[q]);
   std::vector<std::byte> received(offsets.back());

@@ -72,14 +72,23 @@ class ucx : public collectives<ucx> {
   }
 
   /// Piece r of `values` (counts[r] values, after the pieces for ranks 0..r-1) to rank r;
-  /// returns the pieces every rank sent to this one, in rank order.
+  /// returns the pieces every rank sent to this one, in rank order. Counts that do not cut a
+  /// rank's values into one piece per rank: invalid_argument on every rank.
   template <collective_value T>
   [[nodiscard]] std::vector<T> alltoallv(std::span<const T> values, std::span<const std::int64_t> counts) const {
-    static_cast<void>(piece(counts, values.size(), "alltoallv"));  // throws on malformed counts
-    std::vector<std::size_t> send_bytes(counts.size());
-    for (std::size_t q = 0; q < counts.size(); ++q) send_bytes[q] = static_cast<std::size_t>(counts[q]) * sizeof(T);
-    const auto bytes =
-        detail::ucx_alltoallv(*transport_, reinterpret_cast<const std::byte*>(values.data()), send_bytes, "alltoallv");
+    // Malformed counts are refused on every rank, after the count exchange (ucx_alltoallv).
+    std::string refusal;
+    try {
+      static_cast<void>(piece(counts, values.size(), "alltoallv"));
+    } catch (const invalid_argument& refused) {
+      refusal = refused.what();
+    }
+    std::vector<std::size_t> send_bytes(static_cast<std::size_t>(size_), 0);
+    if (refusal.empty()) {
+      for (std::size_t q = 0; q < counts.size(); ++q) send_bytes[q] = static_cast<std::size_t>(counts[q]) * sizeof(T);
+    }
+    const auto bytes = detail::ucx_alltoallv(*transport_, reinterpret_cast<const std::byte*>(values.data()),
+                                             send_bytes, refusal, "alltoallv");
     std::vector<T> received(bytes.size() / sizeof(T));
     if (!bytes.empty()) std::memcpy(received.data(), bytes.data(), bytes.size());
     return received;
