@@ -17,11 +17,19 @@
  * at the first fit. Input data of another shape is then a shape_error.
  */
 
+#include <utility>
+
 #include "onelearn/nn/tensor.hpp"
 
 namespace onelearn::nn {
 
 struct Input {
+  Input() = default;
+  // A constructor rather than an aggregate, so that `Input({64})` compiles everywhere: aggregate
+  // initialisation with parentheses (C++20's P0960) is in GCC 10 but only in clang 16, and
+  // Debian 12's clang is 14.
+  explicit Input(Shape per_sample) : shape(std::move(per_sample)) {}
+
   Shape shape{};
 };
 
