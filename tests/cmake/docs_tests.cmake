@@ -80,7 +80,9 @@ if(Python3_Interpreter_FOUND AND ONELEARN_HAVE_MPI)
   # GCC: what compiles with one C++20 compiler need not with another (clang 14, Debian 12's,
   # lacks aggregate initialisation with parentheses, which GCC 10 has). Syntax only: ~45 s here
   # (the timeout leaves room for a CI machine several times slower).
-  # The compiler's own include directory stays out of the flags, or #include_next breaks.
+  # The compiler's own include directory stays out of the flags, or #include_next breaks. The
+  # docs target always has include directories and definitions (set above), so neither list is
+  # empty.
   find_program(ONELEARN_CLANGXX NAMES clang++ clang++-16 clang++-15 clang++-14)
   if(ONELEARN_CLANGXX AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     set(docs_includes "$<FILTER:$<TARGET_PROPERTY:onelearn_docs_examples,INCLUDE_DIRECTORIES>,EXCLUDE,^/usr/include/?$>")
@@ -90,8 +92,8 @@ if(Python3_Interpreter_FOUND AND ONELEARN_HAVE_MPI)
       set(docs_openmp -fopenmp)  # the thrust_omp examples need it (their static_assert says so)
     endif()
     add_test(NAME docs_examples_clang
-      COMMAND ${ONELEARN_CLANGXX} -std=c++20 -fsyntax-only ${docs_openmp} "$<$<BOOL:${docs_includes}>:-isystem$<JOIN:${docs_includes},;-isystem>>"
-              "$<$<BOOL:${docs_defines}>:-D$<JOIN:${docs_defines},;-D>>" "${onelearn_docs_generated}"
+      COMMAND ${ONELEARN_CLANGXX} -std=c++20 -fsyntax-only ${docs_openmp} "-isystem$<JOIN:${docs_includes},;-isystem>"
+              "-D$<JOIN:${docs_defines},;-D>" "${onelearn_docs_generated}"
       COMMAND_EXPAND_LISTS)
     set_tests_properties(docs_examples_clang PROPERTIES LABELS docs TIMEOUT 900
       DEPENDS docs_examples_compile)
