@@ -1,12 +1,15 @@
 #pragma once
 // Helpers shared by the tests: paths to tests/data, the scikit-learn reference numbers, and
-// relative-error checks.
+// relative-error checks. What reads files is compiled once, in support.cpp (the library
+// onelearn_test_helpers), instead of in every test file: the .npy reader for each target type
+// (with a conversion from each of the four dtypes) and nlohmann's parser cost a test file
+// about 11 CPU s under the sanitizers (tests/build-cost.md, 2026-12-08).
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,16 +20,11 @@
 
 namespace onelearn::test {
 
-inline std::string data_path(std::string_view relative) {
-  return std::string(ONELEARN_TEST_DATA_DIR) + "/" + std::string(relative);
-}
+/// tests/data/<relative>.
+std::string data_path(std::string_view relative);
 
 /// tests/data/<dataset>/sklearn_reference.json: what scikit-learn 1.2.1 computed on the split.
-inline nlohmann::json sklearn_reference(std::string_view dataset) {
-  std::ifstream in(data_path(std::string(dataset) + "/sklearn_reference.json"));
-  REQUIRE_MESSAGE(in.good(), "missing reference file for ", dataset);
-  return nlohmann::json::parse(in);
-}
+nlohmann::json sklearn_reference(std::string_view dataset);
 
 template <class T>
 Vector<T> to_vector(const nlohmann::json& values) {
@@ -41,15 +39,23 @@ struct Split {
   Vector<Y> y_train, y_test;
 };
 
-/// The train/test split of tests/data/<dataset> as T features and Y targets.
+/// The train/test split of tests/data/<dataset> as T features and Y targets: T float or double,
+/// Y float, double or std::int64_t (the instantiations in support.cpp; another pair is an
+/// undefined reference at link time, to be added there).
 template <class T, class Y = T>
-Split<T, Y> load_split(std::string_view dataset) {
-  const std::string dir = std::string(dataset) + "/";
-  return {io::load_npy<Matrix<T>>(data_path(dir + "X_train.npy")),
-          io::load_npy<Matrix<T>>(data_path(dir + "X_test.npy")),
-          io::load_npy<Vector<Y>>(data_path(dir + "y_train.npy")),
-          io::load_npy<Vector<Y>>(data_path(dir + "y_test.npy"))};
-}
+Split<T, Y> load_split(std::string_view dataset);
+
+// One list for the declarations here (extern) and the definitions in support.cpp (no extern).
+#define ONELEARN_TEST_LOAD_SPLIT(extern_, T, Y) \
+  extern_ template Split<T, Y> load_split<T, Y>(std::string_view);
+#define ONELEARN_TEST_LOAD_SPLITS(extern_)                \
+  ONELEARN_TEST_LOAD_SPLIT(extern_, double, double)       \
+  ONELEARN_TEST_LOAD_SPLIT(extern_, double, float)        \
+  ONELEARN_TEST_LOAD_SPLIT(extern_, double, std::int64_t) \
+  ONELEARN_TEST_LOAD_SPLIT(extern_, float, double)        \
+  ONELEARN_TEST_LOAD_SPLIT(extern_, float, float)         \
+  ONELEARN_TEST_LOAD_SPLIT(extern_, float, std::int64_t)
+ONELEARN_TEST_LOAD_SPLITS(extern)
 
 /// Largest |a - b| / max(|b|, floor) over the entries: relative error, with an absolute floor
 /// for entries of b near zero.
@@ -70,3 +76,19 @@ constexpr double tolerance() {
 }
 
 }  // namespace onelearn::test
+
+// The tests' load_npy calls (test_io.cpp's included) use the instantiations of support.cpp.
+namespace onelearn::io {
+#define ONELEARN_TEST_LOAD_NPY(extern_, M) \
+  extern_ template M load_npy<M>(const std::filesystem::path&, const NpyLoadOptions&);
+#define ONELEARN_TEST_LOAD_NPY_TYPES(extern_)           \
+  ONELEARN_TEST_LOAD_NPY(extern_, Matrix<float>)        \
+  ONELEARN_TEST_LOAD_NPY(extern_, Matrix<double>)       \
+  ONELEARN_TEST_LOAD_NPY(extern_, Matrix<std::int32_t>) \
+  ONELEARN_TEST_LOAD_NPY(extern_, Matrix<std::int64_t>) \
+  ONELEARN_TEST_LOAD_NPY(extern_, Vector<float>)        \
+  ONELEARN_TEST_LOAD_NPY(extern_, Vector<double>)       \
+  ONELEARN_TEST_LOAD_NPY(extern_, Vector<std::int32_t>) \
+  ONELEARN_TEST_LOAD_NPY(extern_, Vector<std::int64_t>)
+ONELEARN_TEST_LOAD_NPY_TYPES(extern)
+}  // namespace onelearn::io

@@ -38,11 +38,18 @@ inline double sigmoid(double z) {
 /// Rows per product in logistic_terms: a block's scores (256 x k) stay in cache.
 inline constexpr index_t logistic_block = 256;
 
+// add_logistic_terms and logistic_terms are templates only so that they are compiled where they
+// are called. As inline functions, their Eigen products were compiled in every file that
+// includes space/host.hpp, whether it fits a logistic model or not: 1.5 s of such a file's
+// front end (clang -ftime-trace of space/host.hpp's header check, 2026-12-08). `Deferred` is
+// never given.
+
 /// The data term and its gradient on rows [begin, end) of X, added to `loss` and `grad`.
-inline void add_logistic_terms(const MatrixRef<double>& X, index_t begin, index_t end,
-                               std::span<const index_t> class_of, const VectorRef<double>& weights,
-                               bool binary, bool fit_intercept, const MatrixRef<double>& params,
-                               double& loss, Matrix<double>& grad) {
+template <class Deferred = void>
+void add_logistic_terms(const MatrixRef<double>& X, index_t begin, index_t end,
+                        std::span<const index_t> class_of, const VectorRef<double>& weights,
+                        bool binary, bool fit_intercept, const MatrixRef<double>& params,
+                        double& loss, Matrix<double>& grad) {
   const index_t p = X.cols();
   const auto rows = X.middleRows(begin, end - begin);
   Matrix<double> z = rows * params.leftCols(p).transpose();  // rows x k
@@ -74,9 +81,10 @@ inline void add_logistic_terms(const MatrixRef<double>& X, index_t begin, index_
 /// [coef_c, intercept_c], `grad` the same shape (overwritten). Returns the weighted loss. Chunks
 /// of rows run on threads (core/detail/parallel.hpp); the result does not depend on the number
 /// of threads.
-inline double logistic_terms(const MatrixRef<double>& X, std::span<const index_t> class_of,
-                             const VectorRef<double>& weights, bool binary, bool fit_intercept,
-                             const MatrixRef<double>& params, Eigen::Ref<Matrix<double>> grad) {
+template <class Deferred = void>
+double logistic_terms(const MatrixRef<double>& X, std::span<const index_t> class_of,
+                      const VectorRef<double>& weights, bool binary, bool fit_intercept,
+                      const MatrixRef<double>& params, Eigen::Ref<Matrix<double>> grad) {
   struct Partial {
     double loss = 0;
     Matrix<double> grad;
