@@ -14,12 +14,15 @@
 //   }
 // \endcode
 
+#include <doctest/doctest.h>
+
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -77,6 +80,15 @@ inline std::pair<int, std::string> run_command(const std::string& command) {
 }
 
 inline std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+/// Runs a shell command and returns its standard output; the test case fails with `what` and the
+/// output when the command exits with a nonzero status. (Not a structured binding: doctest's
+/// message macros capture their arguments in a lambda, and clang before 16 cannot capture one.)
+inline std::string require_command_output(const std::string& command, std::string_view what) {
+  std::pair<int, std::string> result = run_command(command);
+  REQUIRE_MESSAGE(result.first == 0, what, result.second);
+  return std::move(result.second);
+}
 
 inline std::string node_command() { return "NODE_PATH=" + quoted(node_path()) + " node"; }
 

@@ -972,10 +972,9 @@ TEST_CASE("ONNX-ML feature transforms equal onnxruntime's" *
       << R"( "M": {"dims": [2, 3], "data": [null, 1, null, 2, null, 5]},)"
       << R"( "codes": {"dims": [4], "type": "int64", "data": [7, 1, 5, 3]}})";
   using onelearn::test::quoted;
-  const auto [status, text] = onelearn::test::run_command(
+  const std::string text = onelearn::test::require_command_output(
       onelearn::test::node_command() + " " + quoted(onelearn::test::runner_script().string()) +
-      " " + quoted((dir / "transforms.onnx").string()) + " " + quoted((dir / "transforms.json").string()));
-  REQUIRE_MESSAGE(status == 0, text);
+      " " + quoted((dir / "transforms.onnx").string()) + " " + quoted((dir / "transforms.json").string()), "onnxruntime failed: ");
   const auto ort = nlohmann::json::parse(text).at(0);
   const auto mine = b.graph().run(feature_transform_inputs());
   const std::vector<std::string> names{"norm_L1", "norm_L2", "norm_MAX", "binary", "picked", "imputed", "onehot", "encoded"};
@@ -1046,10 +1045,9 @@ TEST_CASE("TreeEnsembleRegressor with *_as_tensor attributes compares in double,
   input["X"] = {{"dims", {4, 1}}, {"type", "float64"}, {"data", x}};
   std::ofstream(dir / "tree_as_tensor.json") << input.dump();
   using onelearn::test::quoted;
-  const auto [status, text] = onelearn::test::run_command(
+  const std::string text = onelearn::test::require_command_output(
       onelearn::test::node_command() + " " + quoted(onelearn::test::runner_script().string()) + " " +
-      quoted((dir / "tree_as_tensor.onnx").string()) + " " + quoted((dir / "tree_as_tensor.json").string()));
-  REQUIRE_MESSAGE(status == 0, text);
+      quoted((dir / "tree_as_tensor.onnx").string()) + " " + quoted((dir / "tree_as_tensor.json").string()), "onnxruntime failed: ");
   CHECK(nlohmann::json::parse(text).at(0).at("Y").at("data").get<std::vector<double>>() == expected);
 }
 

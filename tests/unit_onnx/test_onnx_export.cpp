@@ -56,6 +56,7 @@ using onelearn::test::node_command;
 using onelearn::test::node_path;
 using onelearn::test::onnxruntime_unavailable;
 using onelearn::test::quoted;
+using onelearn::test::require_command_output;
 using onelearn::test::run_command;
 using onelearn::test::runner_script;
 
@@ -691,8 +692,7 @@ TEST_CASE("onnxruntime round trip: every exported model's outputs equal onelearn
     std::ofstream(input) << c.json_input;
     command += " " + quoted(c.path.string()) + " " + quoted(input.string());
   }
-  const auto [status, text] = run_command(command);
-  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const std::string text = require_command_output(command, "run_onnxruntime.js failed: ");
   const nlohmann::json all = nlohmann::json::parse(text);
   REQUIRE(all.size() == cases.size());
   LargestByPrecision largest;
@@ -799,11 +799,10 @@ TEST_CASE("ONNX export of LabelEncoder: codes in the executor and onnxruntime, t
     ox::save(encoder, model);
     std::ofstream(work_dir() / "label_encoder.json")
         << R"({"X": {"dims": [5], "type": "int64", "data": [50, 10, 99, 20, 30]}})";
-    const auto [status, text] = onelearn::test::run_command(
+    const std::string text = onelearn::test::require_command_output(
         onelearn::test::node_command() + " " + onelearn::test::quoted(onelearn::test::runner_script().string()) +
         " " + onelearn::test::quoted(model.string()) + " " +
-        onelearn::test::quoted((work_dir() / "label_encoder.json").string()));
-    REQUIRE_MESSAGE(status == 0, text);
+        onelearn::test::quoted((work_dir() / "label_encoder.json").string()), "onnxruntime failed: ");
     CHECK(nlohmann::json::parse(text).at(0).at("variable").at("data").get<std::vector<double>>() ==
           expected);
   } else {

@@ -1532,8 +1532,7 @@ nlohmann::json run_in_onnxruntime(
     command += " " + onelearn::test::quoted(path.string()) + " " +
                onelearn::test::quoted(models[i].second.string());
   }
-  const auto [status, text] = onelearn::test::run_command(command);
-  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const std::string text = onelearn::test::require_command_output(command, "run_onnxruntime.js failed: ");
   nlohmann::json all = nlohmann::json::parse(text);
   REQUIRE(all.size() == models.size());
   return all;

@@ -79,7 +79,7 @@ using onelearn::test::node_command;
 using onelearn::test::node_path;
 using onelearn::test::onnxruntime_unavailable;
 using onelearn::test::quoted;
-using onelearn::test::run_command;
+using onelearn::test::require_command_output;
 using onelearn::test::runner_script;
 
 fs::path work_dir() { return onelearn::test::scratch_dir("onelearn_onnx_nn"); }
@@ -362,8 +362,7 @@ TEST_CASE("Sequential export: onnxruntime's outputs equal predict" *
     std::ofstream(input) << j.dump();
     command += " " + quoted(c.path.string()) + " " + quoted(input.string());
   }
-  const auto [status, text] = run_command(command);
-  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const std::string text = require_command_output(command, "run_onnxruntime.js failed: ");
   const nlohmann::json all = nlohmann::json::parse(text);
   REQUIRE(all.size() == cases().size());
   double worst = 0;
@@ -462,8 +461,7 @@ TEST_CASE("Sequential<double> exported in float64: double throughout, predict re
     MESSAGE("SKIPPED onnxruntime comparison: ", onnxruntime_unavailable());
     return;
   }
-  const auto [status, text] = run_command(command);
-  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const std::string text = require_command_output(command, "run_onnxruntime.js failed: ");
   const nlohmann::json all = nlohmann::json::parse(text);
   REQUIRE(all.size() == 1);  // the MLP
   CHECK(all[0]["variable"]["type"] == "float64");
@@ -1162,8 +1160,7 @@ TEST_CASE("onnxruntime: PyTorch's x.view(x.size(0), -1) at batch 1 and 5" *
       expected.push_back(dyn_reference(X));
     }
   }
-  const auto [status, text] = run_command(command);
-  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const std::string text = require_command_output(command, "run_onnxruntime.js failed: ");
   const nlohmann::json all = nlohmann::json::parse(text);
   REQUIRE(all.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -1305,9 +1302,8 @@ TEST_CASE("rl::PPO policy export: the same actions in onelearn's executor and on
   j["X"]["data"] = std::vector<float>(X.data(), X.data() + X.size());
   const fs::path input = work_dir() / "ppo_cartpole.json";
   std::ofstream(input) << j.dump();
-  const auto [status, text] = run_command(node_command() + " " + quoted(runner_script().string()) + " " +
-                                          quoted(path.string()) + " " + quoted(input.string()));
-  REQUIRE_MESSAGE(status == 0, "run_onnxruntime.js failed: ", text);
+  const std::string text = require_command_output(node_command() + " " + quoted(runner_script().string()) + " " +
+                                          quoted(path.string()) + " " + quoted(input.string()), "run_onnxruntime.js failed: ");
   const nlohmann::json all = nlohmann::json::parse(text);
   CHECK(argmax(all[0]["variable"]["data"].get<std::vector<double>>(), X.rows()) == expected);
 }
