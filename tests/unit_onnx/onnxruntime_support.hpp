@@ -9,16 +9,17 @@
 //   #include "onnxruntime_support.hpp"
 //   using namespace onelearn::test;
 //   if (onnxruntime_unavailable().empty()) {
-//     const auto [status, json] = run_command(node_command() + " " +
-//         quoted(runner_script().string()) + " " + quoted("model.onnx") + " " + quoted("in.json"));
+//     const std::string json = require_command_output(node_command() + " " +
+//         quoted(runner_script().string()) + " " + quoted("model.onnx") + " " + quoted("in.json"),
+//         "run_onnxruntime.js failed: ");
 //   }
 // \endcode
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <map>
 #include <string>
